@@ -1,0 +1,1 @@
+"""Course tooling that plugs into nbgrader: preprocessors and maintenance commands."""

@@ -1,0 +1,8 @@
+"""Hidden-test logic that the notebooks' hidden cells call at autograde time.
+
+A hidden cell is a short call such as
+`grader_tests.ch3_multihead.check_split_heads_random_shapes(split_heads)`.
+The check compares the learner's function with solutions/ on seeded cases and
+raises AssertionError with a Korean message: what was expected, what came
+back, the failing case's seed and shapes, and the misconception that fits.
+"""

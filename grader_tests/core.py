@@ -1,0 +1,450 @@
+"""Machinery shared by every hidden check: cases, calling learner code safely,
+comparing in a fixed order, and naming the misconception that fits.
+
+A check runs a learner's function on a list of `Case`s and compares each
+result with the reference from solutions/. The comparison goes in a fixed
+order (nothing returned → wrong type → shape → dtype → nan/inf → values), so
+the first problem found is the one reported. When a case fails, the check asks
+each `Misconception` of that function whether it explains the evidence, and
+the first one that does is named in the message.
+
+Everything a learner or TA reads is Korean; identifiers stay English.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import types
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+RTOL = 1e-6
+ATOL = 1e-9
+
+# Names the seeded notebook defines at top level. A learner function that
+# reads one of them instead of its own arguments only works on the seed.
+NOTEBOOK_GLOBALS = frozenset(
+    {"n", "h", "d_model", "d_head", "d_k", "words", "X", "Q", "K", "V", "Qh", "Kh", "Vh"}
+)
+
+
+# ---------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a learner function: its arguments and how to reproduce it."""
+
+    label: str
+    args: tuple
+    arg_names: tuple[str, ...]
+    seed: int | None = None
+    kwargs: dict = field(default_factory=dict)
+
+    def describe(self) -> str:
+        parts = [
+            describe_argument(name, value)
+            for name, value in zip(self.arg_names, self.args, strict=True)
+        ]
+        parts += [describe_argument(name, value) for name, value in self.kwargs.items()]
+        seed = f" · seed {self.seed}" if self.seed is not None else ""
+        return f"{self.label}{seed} — " + ", ".join(parts)
+
+
+def describe_argument(name: str, value: Any) -> str:
+    """`M (5, 12)` for an array, `h=3` for anything else."""
+    if isinstance(value, np.ndarray):
+        dtype = "" if value.dtype.kind == "f" else f" {value.dtype}"
+        return f"{name} {value.shape}{dtype}"
+    return f"{name}={value!r}"
+
+
+def distinct_ints(rng: np.random.Generator, k: int, low: int, high: int) -> list[int]:
+    """k different integers in [low, high], so that no two axes share a length."""
+    return [int(v) for v in rng.choice(np.arange(low, high + 1), size=k, replace=False)]
+
+
+# ---------------------------------------------------------------- comparing
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why a returned value differs from the expected one (Korean, for the message)."""
+
+    problem: str
+    expected: str
+    got: str
+
+
+def format_value(value: Any) -> str:
+    """A short look at a value: shape, dtype and (for arrays) its first 2-D slice."""
+    if isinstance(value, np.ndarray):
+        shown, where = value, ""
+        if value.ndim > 2:
+            shown = value[(0,) * (value.ndim - 2)]
+            where = f", 그중 [{', '.join(['0'] * (value.ndim - 2))}] 조각"
+        with np.printoptions(precision=3, suppress=True, threshold=20, edgeitems=3, linewidth=72):
+            body = np.array2string(shown, prefix="        ")
+        return f"모양 {value.shape} {value.dtype}{where}\n        {body}"
+    if isinstance(value, tuple | list):
+        return f"{type(value).__name__} 길이 {len(value)}"
+    return repr(value)
+
+
+def compare(got: Any, expected: Any, what: str = "반환값") -> Mismatch | None:
+    """Compare in a fixed order and return the first problem, or None if they agree."""
+    if isinstance(expected, tuple):
+        return _compare_tuple(got, expected, what)
+    if isinstance(expected, np.ndarray):
+        return _compare_array(got, expected, what)
+    return _compare_int(got, expected, what)
+
+
+def _compare_tuple(got: Any, expected: tuple, what: str) -> Mismatch | None:
+    names = ("output", "weights") if len(expected) == 2 else tuple(range(len(expected)))
+    if got is None:
+        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", "", "")
+    if not isinstance(got, tuple | list) or len(got) != len(expected):
+        kind = type(got).__name__
+        shown = f"{kind} 모양 {got.shape}" if isinstance(got, np.ndarray) else kind
+        return Mismatch(
+            f"{what}: ({', '.join(map(str, names))}) 두 값을 튜플로 돌려줘야 하는데 "
+            f"{shown} 을(를) 돌려줬습니다",
+            f"길이 {len(expected)} 튜플",
+            shown,
+        )
+    for name, got_item, expected_item in zip(names, got, expected, strict=True):
+        mismatch = compare(got_item, expected_item, f"{what} {name}")
+        if mismatch:
+            return mismatch
+    return None
+
+
+def _compare_array(got: Any, expected: np.ndarray, what: str) -> Mismatch | None:
+    exp_text = format_value(expected)
+    if got is None:
+        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", exp_text, "None")
+    if not isinstance(got, np.ndarray):
+        return Mismatch(
+            f"{what}: NumPy 배열이 아니라 {type(got).__name__} 을(를) 돌려줬습니다",
+            exp_text,
+            repr(got)[:200],
+        )
+    # A plain float64/bool copy: learner subclasses and views cannot affect the comparison.
+    got_text = format_value(np.asarray(got))
+    if got.shape != expected.shape:
+        return Mismatch(
+            f"{what}: 모양이 다릅니다 — 기대 {expected.shape}, 받음 {got.shape}", exp_text, got_text
+        )
+    if expected.dtype == bool:
+        if got.dtype != bool:
+            return Mismatch(
+                f"{what}: bool 배열이어야 하는데 dtype 이 {got.dtype} 입니다", exp_text, got_text
+            )
+        wrong = np.argwhere(np.asarray(got) != expected)
+        if len(wrong):
+            where = tuple(int(i) for i in wrong[0])
+            return Mismatch(
+                f"{what}: {len(wrong)} 칸이 다릅니다 (처음 다른 칸 {list(where)}: "
+                f"기대 {bool(expected[where])}, 받음 {bool(got[where])})",
+                exp_text,
+                got_text,
+            )
+        return None
+    if got.dtype.kind not in "f":
+        return Mismatch(
+            f"{what}: 실수(float64) 배열이어야 하는데 dtype 이 {got.dtype} 입니다",
+            exp_text,
+            got_text,
+        )
+    values = np.array(got, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        return Mismatch(f"{what}: nan 또는 inf 가 {bad} 칸 있습니다", exp_text, got_text)
+    if not np.allclose(values, expected, rtol=RTOL, atol=ATOL):
+        diff = np.abs(values - expected)
+        where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
+        return Mismatch(
+            f"{what}: 값이 다릅니다 — 가장 큰 차이 {diff.max():.3g} (위치 {list(where)}: "
+            f"기대 {expected[where]:.4g}, 받음 {values[where]:.4g}; 상대 오차 {RTOL:g} 까지 허용)",
+            exp_text,
+            got_text,
+        )
+    return None
+
+
+def _compare_int(got: Any, expected: int, what: str) -> Mismatch | None:
+    if got is None:
+        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", repr(expected), "")
+    if isinstance(got, bool) or not isinstance(got, int | np.integer):
+        return Mismatch(
+            f"{what}: 정수(int)여야 하는데 {type(got).__name__} {got!r} 을(를) 돌려줬습니다",
+            repr(expected),
+            repr(got),
+        )
+    if int(got) != expected:
+        return Mismatch(f"{what}: 기대 {expected}, 받음 {int(got)}", "", "")
+    return None
+
+
+def same(got: Any, predicted: Any) -> bool:
+    """True when `got` agrees with a predicted (possibly wrong) result."""
+    try:
+        return compare(got, predicted) is None
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------- misconceptions
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A known mistake: how to recognise it and what to say about it (Korean).
+
+    `predict(*args)` gives what the mistaken code would return for a case;
+    `detect(evidence)` decides from the evidence itself (the returned value,
+    the exception, the function's code). Either may be given.
+    """
+
+    key: str
+    title: str
+    advice: str
+    predict: Callable[..., Any] | None = None
+    detect: Callable[[Evidence], bool] | None = None
+
+    def explains(self, evidence: Evidence) -> bool:
+        try:
+            if self.detect is not None and self.detect(evidence):
+                return True
+            if self.predict is not None and evidence.error is None:
+                with quiet_numpy():
+                    predicted = self.predict(*copy.deepcopy(evidence.case.args))
+                return same(evidence.got, predicted)
+        except Exception:
+            return False
+        return False
+
+    def sentence(self) -> str:
+        return f"짐작되는 실수 [{self.key}]: {self.title}\n    → {self.advice}"
+
+
+@dataclass
+class Evidence:
+    """What one call of the learner's function left behind."""
+
+    fn: Callable
+    case: Case
+    got: Any = None
+    error: BaseException | None = None
+    modified_args: tuple[str, ...] = ()
+
+
+def reads_globals(fn: Callable, names: frozenset[str] = NOTEBOOK_GLOBALS) -> set[str]:
+    """Global names among `names` that the function's code (and nested code) reads."""
+    code = getattr(fn, "__code__", None)
+    found: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        found |= set(current.co_names) & names
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def uses_attribute(fn: Callable, attribute: str) -> bool:
+    """True when the function's code uses `.attribute` (e.g. `.T`) anywhere."""
+    return bool(reads_globals(fn, frozenset({attribute})))
+
+
+READS_NOTEBOOK_GLOBALS = Misconception(
+    key="reads_notebook_globals",
+    title="함수 안에서 노트북 전역 변수(n, h, d_model …)를 읽어 씨앗 예제에서만 맞습니다",
+    advice="모양은 인자에서 꺼내 쓰세요: n, d_model = M.shape, d_head = d_model // h.",
+    detect=lambda ev: bool(reads_globals(ev.fn)),
+)
+
+MODIFIES_INPUT = Misconception(
+    key="modifies_input",
+    title="인자로 받은 배열을 제자리(in place)에서 바꿨습니다",
+    advice="x -= ..., np.exp(x, out=x) 처럼 입력을 덮어쓰지 말고 새 배열을 만드세요.",
+    detect=lambda ev: bool(ev.modified_args),
+)
+
+NOT_IMPLEMENTED = Misconception(
+    key="not_implemented",
+    title="아직 구현하지 않았습니다 (raise NotImplementedError 가 그대로 있습니다)",
+    advice="'# 여기에 코드를 쓰세요' 자리를 채우고 raise 줄을 지우세요.",
+    detect=lambda ev: isinstance(ev.error, NotImplementedError),
+)
+
+
+# ---------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def quiet_numpy():
+    """Silence numpy floating-point warnings and Python warnings.
+
+    nbgrader scores any stderr output of a test cell as a failure, so a
+    correct answer that triggers a harmless warning must not write one.
+    """
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def run_case(fn: Callable, case: Case) -> Evidence:
+    """Call fn on a private copy of the case's arguments and record what happened."""
+    args = copy.deepcopy(case.args)
+    kwargs = copy.deepcopy(case.kwargs)
+    evidence = Evidence(fn=fn, case=case)
+    try:
+        with quiet_numpy():
+            evidence.got = fn(*args, **kwargs)
+    except Exception as error:  # learner code may raise anything
+        evidence.error = error
+    evidence.modified_args = tuple(
+        name
+        for name, before, after in zip(case.arg_names, case.args, args, strict=True)
+        if isinstance(before, np.ndarray) and not _identical(before, after)
+    )
+    return evidence
+
+
+def _identical(before: np.ndarray, after: Any) -> bool:
+    if not isinstance(after, np.ndarray) or after.shape != before.shape:
+        return False
+    return bool(np.array_equal(np.asarray(after), before, equal_nan=True))
+
+
+def with_helpers(fn: Callable, helpers: dict[str, Callable]) -> Callable | None:
+    """The same function, but with the named helpers it calls replaced.
+
+    Grades a composite function (attention, multi-head) on its own: a mistake
+    in split_heads costs points in split_heads' cells, not again here.
+    """
+    if not isinstance(fn, types.FunctionType):
+        return None
+    namespace = dict(fn.__globals__)
+    namespace.update(helpers)
+    rebound = types.FunctionType(
+        fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    rebound.__kwdefaults__ = fn.__kwdefaults__
+    return rebound
+
+
+@dataclass
+class Outcome:
+    """The result of a check over all its cases."""
+
+    failures: list[tuple[Evidence, Mismatch | None]]
+    total: int
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def evaluate(fn: Callable, reference: Callable, cases: Sequence[Case]) -> Outcome:
+    failures = []
+    for case in cases:
+        evidence = run_case(fn, case)
+        mismatch = None
+        if evidence.error is None and not evidence.modified_args:
+            with quiet_numpy():
+                expected = reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+            mismatch = compare(evidence.got, expected)
+            if mismatch is None:
+                continue
+        failures.append((evidence, mismatch))
+    return Outcome(failures=failures, total=len(cases))
+
+
+def check(
+    fn: Callable,
+    *,
+    name: str,
+    title: str,
+    reference: Callable,
+    cases: Sequence[Case],
+    misconceptions: Sequence[Misconception] = (),
+    helpers: dict[str, Callable] | None = None,
+    reproduce: str | None = None,
+) -> None:
+    """Run `fn` on every case; raise AssertionError with a Korean diagnosis if any fails.
+
+    With `helpers`, a function that fails with the learner's own helpers is
+    tried again with the reference helpers; if it then passes, its own code
+    is right and this check passes (the helpers lose points in their cells).
+    """
+    if not callable(fn):
+        raise AssertionError(f"[{name}] {name} 이(가) 함수가 아닙니다: {type(fn).__name__}")
+    outcome = evaluate(fn, reference, cases)
+    if outcome.passed:
+        return
+    if helpers:
+        rebound = with_helpers(fn, helpers)
+        if rebound is not None:
+            isolated = evaluate(rebound, reference, cases)
+            if isolated.passed:
+                print(
+                    f"참고: {name} 자체는 맞습니다. 안에서 부르는 함수({', '.join(helpers)}) 중 "
+                    "틀린 것이 있어 앞의 검사에서 점수를 잃었습니다."
+                )
+                return
+            outcome = isolated
+    raise AssertionError(
+        failure_message(name, title, outcome, misconceptions, reproduce, len(cases))
+    )
+
+
+def failure_message(
+    name: str,
+    title: str,
+    outcome: Outcome,
+    misconceptions: Sequence[Misconception],
+    reproduce: str | None,
+    total: int,
+) -> str:
+    evidence, mismatch = outcome.failures[0]
+    lines = [
+        f"[{name}] {title}: {total}개 사례 중 {len(outcome.failures)}개가 틀렸습니다.",
+        f"  첫 번째로 틀린 사례: {evidence.case.describe()}",
+    ]
+    if evidence.error is not None:
+        error = evidence.error
+        lines.append(f"  함수가 오류를 냈습니다: {type(error).__name__}: {error}".rstrip())
+    elif evidence.modified_args:
+        lines.append(f"  입력 {', '.join(evidence.modified_args)} 이(가) 호출 뒤에 바뀌었습니다.")
+    elif mismatch is not None:
+        lines.append(f"  {mismatch.problem}")
+        if mismatch.expected:
+            lines.append(f"  기대: {mismatch.expected}")
+        if mismatch.got:
+            lines.append(f"  받음: {mismatch.got}")
+    diagnosis = diagnose(evidence, misconceptions)
+    if diagnosis is not None:
+        lines.append("  " + diagnosis.sentence())
+    if reproduce and evidence.case.seed is not None:
+        lines.append(
+            f"  (TA 재현: python -m grader_tests.reproduce {reproduce} {evidence.case.seed})"
+        )
+    return "\n".join(lines)
+
+
+GENERIC_MISCONCEPTIONS = (NOT_IMPLEMENTED, MODIFIES_INPUT)
+
+
+def diagnose(evidence: Evidence, misconceptions: Sequence[Misconception]) -> Misconception | None:
+    """The first misconception that explains the evidence, generic ones first."""
+    for candidate in (*GENERIC_MISCONCEPTIONS, *misconceptions, READS_NOTEBOOK_GLOBALS):
+        if candidate.explains(evidence):
+            return candidate
+    return None

@@ -1,0 +1,54 @@
+"""nbgrader configuration for the Transformer·PEFT course.
+
+Every stock command (`nbgrader generate_assignment`, `release_assignment`,
+`collect`, `autograde`, `formgrader`, `generate_feedback`, `export`) reads
+this file when run from the repo root. Paths are anchored to this file, so a
+copy of the course in another folder (the test suite makes such copies) is a
+course of its own.
+"""
+
+import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+from coursekit.preprocessors import SanitizeHiddenTracebacks
+
+c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
+
+COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.course_id = "transformer-peft"
+c.CourseDirectory.root = COURSE_ROOT
+
+# SQLite in the course root unless a deployment names another gradebook
+# (for example PostgreSQL shared by several graders).
+c.CourseDirectory.db_url = os.environ.get(
+    "COURSE_GRADEBOOK_URL", "sqlite:///" + os.path.join(COURSE_ROOT, "gradebook.db")
+)
+
+# A course-local exchange: release, fetch, submit and collect work on one
+# machine without a system-wide /srv/nbgrader/exchange.
+c.Exchange.root = os.environ.get("COURSE_EXCHANGE_ROOT", os.path.join(COURSE_ROOT, "exchange"))
+
+# Stubs the learners see where a solution region was.
+c.ClearSolutions.code_stub = {"python": "# 여기에 코드를 쓰세요\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "여기에 답을 쓰세요."
+
+# A deleted or emptied test cell is put back from the gradebook, so it is
+# graded like every other submission instead of going to manual grading.
+c.OverwriteCells.add_missing_cells = True
+
+# Each hidden check runs in well under a second; the slowest cell (the first
+# matplotlib heatmap, which may build the font cache) takes a few seconds.
+# 30 s per cell leaves room for a loaded machine and still stops a runaway loop.
+c.Execute.timeout = 30
+
+# Learner feedback shows each failing test's message, but neither the hidden
+# test source (nbgrader #917) nor the frames of the grader's own code.
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    ClearHiddenTests,
+    SanitizeHiddenTracebacks,
+    CSSHTMLHeaderPreprocessor,
+]
