@@ -15,6 +15,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+NOQA_MARKER = re.compile(r"\s*#\s*noqa\b.*$")
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -64,6 +66,6 @@ def learner_source(fn, function: str) -> str:
     lines = source.splitlines()
     while lines[0].lstrip().startswith("@"):
         lines.pop(0)
-    # Drop the `# noqa` markers that only keep ruff quiet about deliberate mistakes.
-    body = "\n".join(re.sub(r"\s*# noqa: [A-Z0-9, ]+$", "", line) for line in lines)
+    # Drop the lint-suppression markers that only keep ruff quiet about deliberate mistakes.
+    body = "\n".join(re.sub(NOQA_MARKER, "", line) for line in lines)
     return re.sub(rf"^def {re.escape(fn.__name__)}\(", f"def {function}(", body, count=1) + "\n"
