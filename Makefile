@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ASSIGNMENTS := $(notdir $(wildcard source/*))
+# nbgrader runs alembic and kernels by name: the project's environment comes first.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: help venv test lint format demo sync release lab lock clean
 

@@ -1,0 +1,114 @@
+"""Does stock `nbgrader autograde` grade the simulated class as intended?
+
+One class per assignment is graded once (module fixture): the reference, the
+untouched release, every catalog mistake and every correct variant. Tests of
+one assignment share a pytest-xdist group so the class is graded only once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from coursekit import submissions
+from tests.catalog import Entry
+from tests.catalog_support import catalogs
+from tests.course_sandbox import CourseSandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENTS = sorted(a for a in catalogs() if (ROOT / "source" / a).is_dir())
+REFERENCE, BLANK = "reference", "blank-release"
+
+
+@dataclass
+class GradedClass:
+    sandbox: CourseSandbox
+    scores: dict[str, dict[str, float | None]]
+    max_scores: dict[str, float]
+
+    def lost(self, student: str) -> set[str]:
+        """grade_ids of autograded cells where the learner got less than full points."""
+        return {
+            cell
+            for cell, score in self.scores[student].items()
+            if score is not None and score < self.max_scores[cell]
+        }
+
+    @property
+    def autograded_cells(self) -> set[str]:
+        return {cell for cell, score in self.scores[REFERENCE].items() if score is not None}
+
+
+def grade_class(path: Path, assignment: str) -> GradedClass:
+    sandbox = CourseSandbox(path)
+    sandbox.generate(assignment)
+    release, source = sandbox.release_notebook(assignment), sandbox.source_notebook(assignment)
+    sandbox.submit(REFERENCE, assignment, submissions.fill(release, source))
+    sandbox.submit(BLANK, assignment, submissions.fill(release, source, blank=True))
+    for entry in catalogs()[assignment].entries:
+        nb = submissions.fill(release, source, replace={entry.function: entry.source})
+        sandbox.submit(entry.student_id, assignment, nb)
+    sandbox.autograde(assignment)
+    return GradedClass(sandbox, sandbox.scores(assignment), sandbox.max_scores(assignment))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    cache: dict[str, GradedClass] = {}
+
+    def get(assignment: str) -> GradedClass:
+        if assignment not in cache:
+            cache[assignment] = grade_class(tmp_path_factory.mktemp(assignment), assignment)
+        return cache[assignment]
+
+    return get
+
+
+def per_assignment(values, ids):
+    return pytest.mark.parametrize(
+        "item",
+        [pytest.param(v, marks=pytest.mark.xdist_group(a), id=i) for a, v, i in values],
+    )
+
+
+def entry_params(kind: str):
+    return [
+        (e.assignment, e, f"{e.assignment}:{e.function}:{e.key}")
+        for c in catalogs().values()
+        for e in c.entries
+        if e.kind == kind and e.assignment in ASSIGNMENTS
+    ]
+
+
+@per_assignment([(a, a, a) for a in ASSIGNMENTS], ids=None)
+def test_reference_earns_full_marks_and_waits_for_manual_grading(graded, item):
+    result = graded(item)
+    assert result.lost(REFERENCE) == set(), result.sandbox.autograded_errors(REFERENCE, item)
+    manual = {cell for cell, score in result.scores[REFERENCE].items() if score is None}
+    assert manual, "the manual answer cell should wait for a TA"
+
+
+@per_assignment([(a, a, a) for a in ASSIGNMENTS], ids=None)
+def test_untouched_release_scores_zero_on_every_cell(graded, item):
+    result = graded(item)
+    assert result.scores[BLANK], "the blank submission was not graded"
+    assert {cell: s for cell, s in result.scores[BLANK].items() if s != 0} == {}
+
+
+@per_assignment(entry_params("variant"), ids=None)
+def test_correct_variant_earns_full_marks(graded, item: Entry):
+    result = graded(item.assignment)
+    errors = result.sandbox.autograded_errors(item.student_id, item.assignment)
+    assert result.lost(item.student_id) == set(), errors
+
+
+@per_assignment(entry_params("mistake"), ids=None)
+def test_mistake_loses_points_in_exactly_its_cells_with_a_korean_diagnosis(graded, item: Entry):
+    result = graded(item.assignment)
+    lost = result.lost(item.student_id)
+    errors = result.sandbox.autograded_errors(item.student_id, item.assignment)
+    assert lost == set(item.fails), {cell: errors.get(cell, "")[:300] for cell in lost ^ item.fails}
+    named = [cell for cell in lost if f"[{item.key}]" in errors.get(cell, "")]
+    assert named, f"no failing cell names [{item.key}]: {errors}"
