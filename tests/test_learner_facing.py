@@ -1,0 +1,70 @@
+"""What learners see: the Validate button, and the feedback they get back."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursekit import submissions
+from coursekit.release import venv_environment
+from tests.catalog_support import catalogs
+from tests.course_sandbox import CourseSandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "ch3_multihead"
+
+
+def validate(tmp_path: Path, nb) -> str:
+    """`nbgrader validate` as a learner runs it: on their own copy, with no course config."""
+    path = tmp_path / "notebook.ipynb"
+    nbformat.write(nb, path)
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", path.name],
+        cwd=tmp_path,
+        env=venv_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def release_and_source():
+    release = submissions.read(ROOT / "release" / ASSIGNMENT / "multihead.ipynb")
+    source = submissions.read(ROOT / "source" / ASSIGNMENT / "multihead.ipynb")
+    return release, source
+
+
+def test_validate_fails_the_untouched_release(tmp_path, release_and_source):
+    release, source = release_and_source
+    output = validate(tmp_path, submissions.fill(release, source, blank=True))
+    assert "VALIDATION FAILED" in output
+
+
+def test_validate_passes_the_reference(tmp_path, release_and_source):
+    release, source = release_and_source
+    output = validate(tmp_path, submissions.fill(release, source))
+    assert "Success! Your notebook passes all the tests." in output
+    assert "cannot be converted to" not in output, "a test cell displays a value"
+
+
+def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
+    sandbox = CourseSandbox(tmp_path)
+    sandbox.generate(ASSIGNMENT)
+    release, source = sandbox.release_notebook(ASSIGNMENT), sandbox.source_notebook(ASSIGNMENT)
+    entry = next(e for e in catalogs()[ASSIGNMENT].mistakes if e.function == "split_heads")
+    nb = submissions.fill(release, source, replace={entry.function: entry.source})
+    sandbox.submit("learner", ASSIGNMENT, nb)
+    sandbox.autograde(ASSIGNMENT)
+    sandbox.run("generate_feedback", ASSIGNMENT)
+
+    (page,) = (tmp_path / "feedback" / "learner" / ASSIGNMENT).glob("*.html")
+    html = page.read_text(encoding="utf-8")
+    assert f"[{entry.key}]" in html, "the Korean diagnosis is missing"
+    for secret in ("HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions", "BEGIN SOLUTION"):
+        assert secret not in html, f"feedback shows {secret!r}"
