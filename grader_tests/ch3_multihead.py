@@ -8,14 +8,55 @@ ch3_multihead SEED` rebuilds it for a TA.
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
+
 import numpy as np
 
 from solutions import ch3_multihead as ref
 
-from .core import Case, Evidence, Misconception, check, distinct_ints, uses_attribute
+from .core import (
+    READS_NOTEBOOK_GLOBALS,
+    Case,
+    Evidence,
+    Misconception,
+    check,
+    distinct_ints,
+    quiet_numpy,
+    reads_globals,
+    same,
+    uses_attribute,
+)
 
 ASSIGNMENT = "ch3_multihead"
-GLOBAL_D_MODEL = 8  # the seed's d_model, which a learner may read as a global
+# The seed's n, d_model and h, which a learner may read as globals or write in as numbers.
+SEED_N, SEED_D_MODEL, SEED_H = 4, 8, 2
+
+
+def _right_only_at_the_seed(reference, *seed_args):
+    """Detect code that fails here yet is right on arguments of the seed's shapes.
+
+    That is the seed's n, h or d_head written in as numbers. Code that reads
+    the notebook's globals instead is left to READS_NOTEBOOK_GLOBALS.
+    """
+
+    def detect(ev: Evidence) -> bool:
+        if reads_globals(ev.fn):
+            return False
+        with quiet_numpy():
+            got = ev.fn(*copy.deepcopy(seed_args))
+        return same(got, reference(*seed_args))
+
+    return detect
+
+
+def _hard_coded_seed_shape(shapes_from_arguments: str, reference, *seed_args) -> Misconception:
+    return Misconception(
+        "hard_coded_seed_shape",
+        f"씨앗 예제의 모양(n = {SEED_N}, d_model = {SEED_D_MODEL}, h = {SEED_H})에서만 맞습니다. 모양을 숫자로 적어 넣지 않았나요?",
+        f"모양은 인자에서 꺼내 쓰세요: {shapes_from_arguments}.",
+        detect=_right_only_at_the_seed(reference, *seed_args),
+    )
 
 
 # ---------------------------------------------------------------- softmax
@@ -162,6 +203,12 @@ SPLIT_HEADS_MISTAKES = (
         "reshape(n, h, d_head) 다음 transpose(1, 0, 2): head, 낱말, 칸 순서입니다.",
         predict=lambda M, h: M.reshape(M.shape[0], h, M.shape[1] // h).transpose(1, 2, 0),
     ),
+    _hard_coded_seed_shape(
+        "n, d_model = M.shape, d_head = d_model // h",
+        ref.split_heads,
+        np.random.default_rng(1).normal(size=(SEED_N, SEED_D_MODEL)),
+        SEED_H,
+    ),
 )
 
 
@@ -294,7 +341,7 @@ ATTENTION_MISTAKES = (
         "head 하나의 폭 d_k 가 아니라 전체 폭 d_model 의 제곱근으로 나눴습니다",
         "head 마다 √d_head 로 나눕니다: np.sqrt(Q.shape[-1]). 전역 d_model 을 쓰지 마세요.",
         detect=_scaled_by(
-            lambda d_k, heads: np.sqrt(GLOBAL_D_MODEL), lambda d_k, heads: np.sqrt(d_k * heads)
+            lambda d_k, heads: np.sqrt(SEED_D_MODEL), lambda d_k, heads: np.sqrt(d_k * heads)
         ),
     ),
     Misconception(
@@ -389,6 +436,16 @@ MERGE_HEADS_MISTAKES = (
         "회의록에 나란히 적듯 옆으로(열 방향) 이어 붙이세요: np.concatenate(list(heads_out), axis=-1).",
         predict=lambda H: H.reshape(H.shape[0] * H.shape[1], H.shape[2]),
     ),
+    _hard_coded_seed_shape(
+        "h, n, d_head = heads_out.shape",
+        ref.merge_heads,
+        np.random.default_rng(1).normal(size=(SEED_H, SEED_N, SEED_D_MODEL // SEED_H)),
+    ),
+    # The generic advice unpacks M.shape; merge_heads' argument is heads_out.
+    replace(
+        READS_NOTEBOOK_GLOBALS,
+        advice="모양은 인자에서 꺼내 쓰세요: h, n, d_head = heads_out.shape.",
+    ),
 )
 
 
@@ -444,14 +501,14 @@ def _projections_transposed(X, W_Q, W_K, W_V, W_O, h):
     return ref.multi_head_attention(X, W_Q.T, W_K.T, W_V.T, W_O.T, h)
 
 
-def _single_head_output(ev: Evidence) -> bool:
+def _single_head(ev: Evidence) -> bool:
     got = ev.got
-    if not isinstance(got, tuple | list) or len(got) != 2 or ev.case.args[-1] == 1:
+    if not isinstance(got, tuple | list) or len(got) != 2:
         return False
-    X, W_Q, W_K, W_V, W_O, _ = ev.case.args
-    output, _ = ref.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
-    got_output = np.asarray(got[0], dtype=float)
-    return got_output.shape == X.shape and np.allclose(got_output, output @ W_O)
+    X, W_Q, W_K, W_V, W_O, h = ev.case.args
+    output, weights = ref.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+    # With h = 1 one head gives the right output; then only the (n, n) weights tell.
+    return same(got[0], output @ W_O) and (h > 1 or same(got[1], weights))
 
 
 MHA_MISTAKES = (
@@ -477,7 +534,7 @@ MHA_MISTAKES = (
         "single_head",
         "head 로 나누지 않고 Attention 을 한 번만(head 1개로) 계산했습니다",
         "split_heads(Q, h) 처럼 h 개로 나눠 head 마다 Attention 을 계산한 뒤 merge_heads 로 합치세요.",
-        detect=_single_head_output,
+        detect=_single_head,
     ),
 )
 
@@ -524,6 +581,8 @@ PARAM_COUNT_CASES = [
     for size in ((12, 3), (12, 4), (64, 8), (512, 8), (6, 1), (10, 10))
 ]
 
+SEED_PARAM_COUNT = ref.mha_param_count(SEED_D_MODEL, SEED_H)
+
 PARAM_COUNT_MISTAKES = (
     Misconception(
         "param_count_divided_by_h",
@@ -545,9 +604,9 @@ PARAM_COUNT_MISTAKES = (
     ),
     Misconception(
         "param_count_hard_coded",
-        "씨앗 예제의 답 256 을 그대로 돌려줬습니다",
+        f"씨앗 예제의 답 {SEED_PARAM_COUNT} 을 그대로 돌려줬습니다",
         "d_model 로 계산하세요: 4 * d_model * d_model.",
-        detect=lambda ev: ev.got == 256 and ev.case.args[0] != 8,
+        detect=lambda ev: ev.got == SEED_PARAM_COUNT and ev.case.args[0] != SEED_D_MODEL,
     ),
 )
 

@@ -126,54 +126,46 @@ def _compare_tuple(got: Any, expected: tuple, what: str) -> Mismatch | None:
 
 
 def _compare_array(got: Any, expected: np.ndarray, what: str) -> Mismatch | None:
-    exp_text = format_value(expected)
+    problem = _array_problem(got, expected, what)
+    if problem is None:
+        return None
+    # Formatting is the slow part, so only a failing comparison pays for it.
+    shown = format_value(np.asarray(got)) if isinstance(got, np.ndarray) else repr(got)[:200]
+    return Mismatch(problem, format_value(expected), shown)
+
+
+def _array_problem(got: Any, expected: np.ndarray, what: str) -> str | None:
+    """The first problem in the fixed order None → type → shape → dtype → nan/inf → values."""
     if got is None:
-        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", exp_text, "None")
+        return f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)"
     if not isinstance(got, np.ndarray):
-        return Mismatch(
-            f"{what}: NumPy 배열이 아니라 {type(got).__name__} 을(를) 돌려줬습니다",
-            exp_text,
-            repr(got)[:200],
-        )
-    # A plain float64/bool copy: learner subclasses and views cannot affect the comparison.
-    got_text = format_value(np.asarray(got))
+        return f"{what}: NumPy 배열이 아니라 {type(got).__name__} 을(를) 돌려줬습니다"
     if got.shape != expected.shape:
-        return Mismatch(
-            f"{what}: 모양이 다릅니다 — 기대 {expected.shape}, 받음 {got.shape}", exp_text, got_text
-        )
+        return f"{what}: 모양이 다릅니다 — 기대 {expected.shape}, 받음 {got.shape}"
     if expected.dtype == bool:
         if got.dtype != bool:
-            return Mismatch(
-                f"{what}: bool 배열이어야 하는데 dtype 이 {got.dtype} 입니다", exp_text, got_text
-            )
+            return f"{what}: bool 배열이어야 하는데 dtype 이 {got.dtype} 입니다"
         wrong = np.argwhere(np.asarray(got) != expected)
         if len(wrong):
             where = tuple(int(i) for i in wrong[0])
-            return Mismatch(
+            return (
                 f"{what}: {len(wrong)} 칸이 다릅니다 (처음 다른 칸 {list(where)}: "
-                f"기대 {bool(expected[where])}, 받음 {bool(got[where])})",
-                exp_text,
-                got_text,
+                f"기대 {bool(expected[where])}, 받음 {bool(got[where])})"
             )
         return None
     if got.dtype.kind not in "f":
-        return Mismatch(
-            f"{what}: 실수(float64) 배열이어야 하는데 dtype 이 {got.dtype} 입니다",
-            exp_text,
-            got_text,
-        )
+        return f"{what}: 실수(float64) 배열이어야 하는데 dtype 이 {got.dtype} 입니다"
+    # A plain float64 copy: learner subclasses and views cannot affect the comparison.
     values = np.array(got, dtype=np.float64)
     if not np.all(np.isfinite(values)):
         bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
-        return Mismatch(f"{what}: nan 또는 inf 가 {bad} 칸 있습니다", exp_text, got_text)
+        return f"{what}: nan 또는 inf 가 {bad} 칸 있습니다"
     if not np.allclose(values, expected, rtol=RTOL, atol=ATOL):
         diff = np.abs(values - expected)
         where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
-        return Mismatch(
+        return (
             f"{what}: 값이 다릅니다 — 가장 큰 차이 {diff.max():.3g} (위치 {list(where)}: "
-            f"기대 {expected[where]:.4g}, 받음 {values[where]:.4g}; 상대 오차 {RTOL:g} 까지 허용)",
-            exp_text,
-            got_text,
+            f"기대 {expected[where]:.4g}, 받음 {values[where]:.4g}; 상대 오차 {RTOL:g} 까지 허용)"
         )
     return None
 
@@ -433,9 +425,7 @@ def failure_message(
     if diagnosis is not None:
         lines.append("  " + diagnosis.sentence())
     if reproduce and evidence.case.seed is not None:
-        lines.append(
-            f"  (TA 재현: python -m grader_tests.reproduce {reproduce} {evidence.case.seed})"
-        )
+        lines.append(f"  (TA 재현: {reproduce} seed {evidence.case.seed})")
     return "\n".join(lines)
 
 
