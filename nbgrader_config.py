@@ -9,10 +9,18 @@ course of its own.
 
 import os
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearHiddenTests,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
 
-from coursekit.preprocessors import SanitizeHiddenTracebacks
+from coursekit.preprocessors import ExecuteSkippingDisplays, SanitizeHiddenTracebacks
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -43,6 +51,19 @@ c.OverwriteCells.add_missing_cells = True
 # matplotlib heatmap, which may build the font cache) takes a few seconds.
 # 30 s per cell leaves room for a loaded machine and still stops a runaway loop.
 c.Execute.timeout = 30
+
+# Grading runs every cell except the drawings (tag `skip-autograde`), which
+# earn no points and cost about a third of a notebook's grading time.
+# The list is nbgrader 0.9.6's default with Execute replaced.
+c.Autograde.autograde_preprocessors = [
+    ExecuteSkippingDisplays,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
 
 # Learner feedback shows each failing test's message, but neither the hidden
 # test source (nbgrader #917) nor the frames of the grader's own code.

@@ -1,7 +1,8 @@
 """nbgrader preprocessors that this course adds through nbgrader_config.py."""
 
 from nbgrader import utils
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Unicode
 
 # ANSI red, as IPython colours an exception name.
 _RED, _RESET = "\x1b[0;31m", "\x1b[0m"
@@ -22,3 +23,19 @@ class SanitizeHiddenTracebacks(NbGraderPreprocessor):
                 if output.output_type == "error":
                     output.traceback = [f"{_RED}{output.ename}{_RESET}: {output.evalue}"]
         return cell, resources
+
+
+class ExecuteSkippingDisplays(Execute):
+    """nbgrader's Execute, but cells tagged `skip-autograde` are not run.
+
+    Such cells only draw (heatmaps of the weights); their output earns no
+    points, and importing matplotlib and rendering costs about a third of a
+    notebook's grading time. The learner saw the drawing in their own run.
+    """
+
+    skip_tag = Unicode("skip-autograde", help="cells with this tag are not run").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if self.skip_tag in cell.metadata.get("tags", []):
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
