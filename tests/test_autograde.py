@@ -41,15 +41,42 @@ class GradedClass:
         return {cell for cell, score in self.scores[REFERENCE].items() if score is not None}
 
 
+def variant_learners(assignment: str) -> dict[str, list[Entry]]:
+    """Correct variants combined: learner k writes the k-th variant of every function.
+
+    Each function is graded in its own cells, so one notebook can prove
+    several functions' variants at once; this keeps the class small.
+    """
+    by_function: dict[str, list[Entry]] = {}
+    for entry in catalogs()[assignment].variants:
+        by_function.setdefault(entry.function, []).append(entry)
+    learners: dict[str, list[Entry]] = {}
+    for entries in by_function.values():
+        for k, entry in enumerate(entries, start=1):
+            learners.setdefault(f"variants-{k}", []).append(entry)
+    return learners
+
+
+def variant_learner(entry: Entry) -> str:
+    return next(
+        learner
+        for learner, entries in variant_learners(entry.assignment).items()
+        if entry in entries
+    )
+
+
 def grade_class(path: Path, assignment: str) -> GradedClass:
     sandbox = CourseSandbox(path)
     sandbox.generate(assignment)
     release, source = sandbox.release_notebook(assignment), sandbox.source_notebook(assignment)
     sandbox.submit(REFERENCE, assignment, submissions.fill(release, source))
     sandbox.submit(BLANK, assignment, submissions.fill(release, source, blank=True))
-    for entry in catalogs()[assignment].entries:
+    for entry in catalogs()[assignment].mistakes:
         nb = submissions.fill(release, source, replace={entry.function: entry.source})
         sandbox.submit(entry.student_id, assignment, nb)
+    for learner, entries in variant_learners(assignment).items():
+        nb = submissions.fill(release, source, replace={e.function: e.source for e in entries})
+        sandbox.submit(learner, assignment, nb)
     sandbox.autograde(assignment)
     return GradedClass(sandbox, sandbox.scores(assignment), sandbox.max_scores(assignment))
 
@@ -100,8 +127,9 @@ def test_untouched_release_scores_zero_on_every_cell(graded, item):
 @per_assignment(entry_params("variant"), ids=None)
 def test_correct_variant_earns_full_marks(graded, item: Entry):
     result = graded(item.assignment)
-    errors = result.sandbox.autograded_errors(item.student_id, item.assignment)
-    assert result.lost(item.student_id) == set(), errors
+    learner = variant_learner(item)
+    errors = result.sandbox.autograded_errors(learner, item.assignment)
+    assert result.lost(learner) == set(), errors
 
 
 @per_assignment(entry_params("mistake"), ids=None)
