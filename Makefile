@@ -8,7 +8,7 @@ ASSIGNMENTS := $(notdir $(wildcard source/*))
 # nbgrader runs alembic and kernels by name: the project's environment comes first.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv test lint format demo sync release lab lock clean
+.PHONY: help venv test lint format demo sync release lab lock clean report chromium grade bench postgresql
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)  ## create .venv with the pinned versions
 
-test: $(STAMP) lint  ## lint, then the whole test suite
+test: $(STAMP) lint chromium postgresql  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)  ## ruff check and format check
@@ -35,8 +35,30 @@ format: $(STAMP)  ## ruff fix and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-demo: $(STAMP)  ## grade a simulated class with stock nbgrader and print the scores
+demo: $(STAMP)  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
 	$(BIN)/python -m coursekit.demo
+
+report: $(STAMP)  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
+	$(BIN)/python -m coursekit.report
+
+# The formgrader browser test drives Debian's chromium (Playwright cannot download
+# a browser here); fonts-nanum lets it render Korean.
+chromium:  ## install Debian's chromium and a Korean font when missing (needs root)
+	@test -x /usr/bin/chromium && fc-list :lang=ko | grep -q . || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends chromium fonts-nanum; }
+
+grade: $(STAMP)  ## grade every collected submission in parallel (ARGS="--help" for options)
+	$(BIN)/python -m coursekit.grading $(ARGS)
+
+bench: $(STAMP)  ## 30 learners × 2 notebooks: stock autograde vs make grade vs bare nbclient
+	$(BIN)/python -m coursekit.bench $(ARGS)
+
+# The PostgreSQL gradebook test starts a throwaway server from Debian's package.
+postgresql:  ## install Debian's postgresql when missing (needs root)
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends postgresql; }
 
 sync: $(STAMP)  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/python -m coursekit.sync_solutions

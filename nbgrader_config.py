@@ -20,7 +20,9 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from coursekit.preprocessors import ExecuteSkippingDisplays, SanitizeHiddenTracebacks
+from coursekit.grading.execute import GuardedExecute
+from coursekit.grading.rerun import VerifyInFreshInterpreter
+from coursekit.preprocessors import SanitizeHiddenTracebacks
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -55,8 +57,12 @@ c.Execute.timeout = 30
 # Grading runs every cell except the drawings (tag `skip-autograde`), which
 # earn no points and cost about a third of a notebook's grading time.
 # The list is nbgrader 0.9.6's default with Execute replaced.
+# GuardedExecute (an ExecuteSkippingDisplays) survives dead, stuck, flooding
+# and memory-hungry kernels; VerifyInFreshInterpreter re-checks every passing
+# test cell outside the learner's kernel (coursekit/grading/).
 c.Autograde.autograde_preprocessors = [
-    ExecuteSkippingDisplays,
+    GuardedExecute,
+    VerifyInFreshInterpreter,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

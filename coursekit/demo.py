@@ -1,95 +1,204 @@
-"""`make demo`: grade a small simulated class with stock nbgrader, in this course root.
+"""`make demo`: the whole course cycle on a simulated class, with stock nbgrader.
 
-For every assignment in source/: `nbgrader generate_assignment`, then a class
-of simulated learners (the reference answers, the untouched release, and a
-few entries of the misconception catalog) is placed in submitted/, graded
-with `nbgrader autograde`, and shown as a learner × cell score table with the
-Korean diagnosis of each failing cell. Everything it writes (gradebook.db,
-submitted/, autograded/) is ignored by git; running it again regrades.
+For every assignment: `generate_assignment` → `release_assignment` → each
+simulated learner fetches it, fills in their work and submits (one of them
+after the due date) → `collect` → `autograde` → `generate_feedback` →
+`release_feedback`; then `export` writes grades.csv and the TA report is
+printed and written to reports/. The instructor's steps go through nbgrader's
+NbGraderAPI (coursekit/instructor.py), the learners' through its exchange
+classes (coursekit/exchange.py), all with the course's nbgrader_config.py.
+Everything it writes (gradebook.db, exchange/, submitted/, autograded/,
+feedback/, demo/, grades.csv, reports/) is ignored by git. Running it again
+regrades the same class to the same grades.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import os
+import shutil
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from coursekit import submissions
-from coursekit.course import Course
+import nbformat
+from nbgrader.api import Gradebook
+
+from coursekit import exchange, submissions
+from coursekit.course import COURSE_ID, Course
+from coursekit.instructor import Instructor
 
 ROOT = Path(__file__).resolve().parent.parent
-MISTAKES_PER_ASSIGNMENT = 4
+
+# Two learners per assignment make the same mistake that the catalog does not
+# know, written differently: the report's probe clustering groups them anyway.
+UNKNOWN_MISTAKES = {
+    "ch3_multihead": (
+        "mha_param_count",
+        [
+            "def mha_param_count(d_model, h):\n    return 4 * d_model * d_model + 4 * d_model\n",
+            "def mha_param_count(d_model, h):\n"
+            "    weights = d_model * d_model\n"
+            "    biases = d_model\n"
+            "    return 4 * (weights + biases)\n",
+        ],
+    ),
+    "ch4_cross_attention": (
+        "padding_mask",
+        [
+            "def padding_mask(token_ids, pad_id=0):\n    return (token_ids != pad_id)[:, None]\n",
+            "def padding_mask(token_ids, pad_id=0):\n"
+            "    keep = token_ids != pad_id\n"
+            "    return keep.reshape(-1, 1)\n",
+        ],
+    ),
+}
+CATALOG_MISTAKES = 4
 
 
-def simulated_class(course: Course, assignment: str) -> dict[str, object]:
-    """learner id -> notebook: reference, blank, and the first catalog mistakes."""
+@contextlib.contextmanager
+def stderr_to(path: Path):
+    """Send this process's stderr (file descriptor 2, so its children's too) to a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with path.open("a") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+@dataclass(frozen=True)
+class Learner:
+    student: str
+    plan: str  # what this simulated learner writes, for the demo's log
+    replace: dict[str, str] | None = None  # contract function -> learner code
+    blank: bool = False
+    late: bool = False
+
+
+def simulated_class(assignment: str) -> list[Learner]:
+    """Nine learners: reference, blank, catalog mistakes, an unknown mistake twice, one late."""
     from tests.catalog_support import catalogs  # the catalog lives with the tests
 
-    release, source = course.release_notebook(assignment), course.source_notebook(assignment)
-    learners = {
-        "reference": submissions.fill(release, source),
-        "blank-release": submissions.fill(release, source, blank=True),
-    }
+    plans = [Learner("", "정답 (reference)"), Learner("", "빈 제출 (release 그대로)", blank=True)]
     catalog = catalogs().get(assignment)
-    mistakes = catalog.mistakes[:MISTAKES_PER_ASSIGNMENT] if catalog else []
-    for entry in mistakes:
-        learners[entry.student_id] = submissions.fill(
-            release, source, replace={entry.function: entry.source}
-        )
-    return learners
+    seen: set[str] = set()
+    for entry in catalog.mistakes if catalog else []:
+        if entry.function in seen or len(seen) == CATALOG_MISTAKES:
+            continue  # one mistake per function, so the class shows several cells failing
+        seen.add(entry.function)
+        plan = f"카탈로그 실수 {entry.function}/{entry.key}"
+        plans.append(Learner("", plan, {entry.function: entry.source}))
+    if assignment in UNKNOWN_MISTAKES:
+        function, sources = UNKNOWN_MISTAKES[assignment]
+        for source in sources:
+            plans.append(Learner("", f"카탈로그에 없는 실수 ({function})", {function: source}))
+    plans.append(Learner("", "정답, 마감 뒤 제출", late=True))
+    return [
+        Learner(f"learner-{i:02d}", p.plan, p.replace, p.blank, p.late)
+        for i, p in enumerate(plans, start=1)
+    ]
 
 
-def score_table(course: Course, assignment: str) -> str:
-    scores, points = course.scores(assignment), course.max_scores(assignment)
-    cells = list(points)
-    learner_width = max(len(s) for s in scores)
-    header = f"{'learner':<{learner_width}} | " + " ".join(f"{i + 1:>3}" for i in range(len(cells)))
-    lines = [header + " | total", "-" * (len(header) + 8)]
-    for learner in sorted(scores):
-        row = scores[learner]
-        shown = ["  ?" if row[c] is None else f"{row[c]:>3g}" for c in cells]
-        total = sum(v for v in row.values() if v is not None)
-        lines.append(f"{learner:<{learner_width}} | {' '.join(shown)} | {total:g}")
-    legend = [f"  {i + 1:>2}. {cell} ({points[cell]:g}점)" for i, cell in enumerate(cells)]
-    return "\n".join([*lines, "  ? = 조교 채점 대기", "cells:", *legend])
+class Cycle:
+    """One course root driven through the cycle; `log` receives progress lines."""
 
+    def __init__(self, root: Path, log=print):
+        self.course = Course(root)
+        self.root = Path(root)
+        self.log = log
+        self.exchange = self.root / "exchange"
+        self.workspaces = self.root / "demo" / "learners"
+        self.instructor = Instructor(self.root)
 
-def diagnoses(course: Course, assignment: str) -> str:
-    """One line per failing graded cell: the named misconception, else the message's first line."""
-    graded = set(course.max_scores(assignment))
-    lines = []
-    for learner in sorted(course.scores(assignment)):
-        if learner in ("reference", "blank-release"):
-            continue
-        for cell, message in course.autograded_errors(learner, assignment).items():
-            if cell not in graded:
-                continue
-            message_lines = [line.strip() for line in message.splitlines() if line.strip()]
-            named = [line for line in message_lines if line.startswith("짐작되는 실수")]
-            lines.append(f"  {learner} · {cell}: {(named or message_lines)[0]}"[:160])
-    return "\n".join(lines)
+    def learner_works(self, learner: Learner, assignment: str) -> None:
+        """fetch → fill in the notebook → submit, as this learner."""
+        workspace = self.workspaces / learner.student
+        shutil.rmtree(workspace / assignment, ignore_errors=True)
+        folder = exchange.fetch(self.exchange, workspace, learner.student, assignment)
+        (path,) = folder.glob("*.ipynb")
+        fetched = nbformat.read(path, as_version=4)
+        source = self.course.source_notebook(assignment)
+        nb = submissions.fill(fetched, source, replace=learner.replace, blank=learner.blank)
+        nbformat.write(nb, path)
+        exchange.submit(self.exchange, workspace, learner.student, assignment)
+
+    def set_due_date(self, assignment: str, when: datetime.datetime | None) -> None:
+        with Gradebook(self.course.db_url, COURSE_ID) as gb:
+            gb.update_or_create_assignment(assignment, duedate=when)
+
+    def submitted(self, assignment: str) -> list[str]:
+        """Every learner collected for the assignment (the demo's and any others)."""
+        folder = self.root / "submitted"
+        return sorted(p.parent.name for p in folder.glob(f"*/{assignment}") if p.is_dir())
+
+    def run_assignment(self, assignment: str) -> list[Learner]:
+        learners = simulated_class(assignment)
+        self.log(f"== {assignment}: generate_assignment, release_assignment")
+        self.instructor.generate_assignment(assignment)
+        self.set_due_date(assignment, None)
+        self.instructor.release_assignment(assignment)
+
+        self.log(f"== {assignment}: {len(learners)}명이 fetch → 풀이 → submit")
+        for learner in [learner for learner in learners if not learner.late]:
+            self.learner_works(learner, assignment)
+            self.log(f"   {learner.student}: {learner.plan}")
+        # The due date falls between the on-time submissions and the late ones.
+        time.sleep(1.1)
+        self.set_due_date(assignment, datetime.datetime.now(datetime.UTC).replace(tzinfo=None))
+        time.sleep(1.1)
+        for learner in [learner for learner in learners if learner.late]:
+            self.learner_works(learner, assignment)
+            self.log(f"   {learner.student}: {learner.plan} (마감 뒤)")
+
+        self.log(f"== {assignment}: collect, autograde")
+        self.instructor.collect(assignment)
+        students = self.submitted(assignment)
+        started = time.perf_counter()
+        # Kernels write start-up warnings to stderr: into a log, not between the progress lines.
+        with stderr_to(self.root / "demo" / "autograde.log"):
+            for i, student in enumerate(students, start=1):
+                self.log(f"   채점 중 [{i}/{len(students)}] {student}")
+                self.instructor.autograde(assignment, student)
+        elapsed = time.perf_counter() - started
+        self.log(f"   autograde {elapsed:.1f} s ({elapsed / len(students):.1f} s/notebook)")
+        self.log(f"== {assignment}: generate_feedback, release_feedback")
+        self.instructor.generate_feedback(assignment)
+        self.instructor.release_feedback(assignment)
+        return learners
+
+    def run(self, assignments: list[str]) -> dict[str, list[Learner]]:
+        classes = {a: self.run_assignment(a) for a in assignments}
+        self.log("== export → grades.csv")
+        self.instructor.export(self.root / "grades.csv")
+        return classes
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*", help="default: every assignment in source/")
+    parser.add_argument("--root", type=Path, default=ROOT, help="course root (default: this repo)")
+    parser.add_argument("--no-report", action="store_true", help="skip the TA report at the end")
     args = parser.parse_args(argv)
-    course = Course(ROOT)
-    for assignment in args.assignments or course.assignments():
-        print(f"== {assignment}: nbgrader generate_assignment")
-        course.generate(assignment)
-        learners = simulated_class(course, assignment)
-        for learner, nb in learners.items():
-            course.submit(learner, assignment, nb)
-        print(f"== {assignment}: nbgrader autograde ({len(learners)} learners)")
-        started = time.perf_counter()
-        course.autograde(assignment)
-        elapsed = time.perf_counter() - started
-        print(f"   {elapsed:.1f} s, {elapsed / len(learners):.1f} s per notebook\n")
-        print(score_table(course, assignment))
-        print("\nKorean diagnoses of the failing cells:")
-        print(diagnoses(course, assignment) + "\n")
-    return 0
+    started = time.perf_counter()
+    cycle = Cycle(args.root, log=lambda line: print(line, flush=True))
+    assignments = args.assignments or cycle.course.assignments()
+    cycle.run(assignments)
+    print(f"== 전체 주기 {time.perf_counter() - started:.0f} s\n", flush=True)
+    if args.no_report:
+        return 0
+
+    from coursekit.report.cli import main as report_main
+
+    return report_main(["--root", str(args.root), *assignments])
 
 
 if __name__ == "__main__":

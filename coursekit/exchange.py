@@ -1,0 +1,51 @@
+"""What a learner does through the course's exchange, with nbgrader's own exchange API.
+
+One OS user plays every learner of a simulated class: nbgrader's
+`CourseDirectory.student_id` (the `--student` flag of `nbgrader submit`) names
+the learner, and each learner works in a folder of their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+from traitlets.config import Config
+
+COURSE_ID = "transformer-peft"
+
+
+def _config(exchange: Path, workspace: Path, student: str, assignment: str) -> Config:
+    config = Config()
+    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.assignment_id = assignment
+    config.CourseDirectory.student_id = student
+    config.Exchange.root = str(exchange)
+    # The submit cache would otherwise go to the real user's ~/.local/share.
+    config.Exchange.cache = str(workspace.parent / ".nbgrader_cache")
+    config.Exchange.assignment_dir = str(workspace)
+    return config
+
+
+def _run(kind, exchange: Path, workspace: Path, student: str, assignment: str) -> None:
+    config = _config(exchange, workspace, student, assignment)
+    app = kind(
+        coursedir=CourseDirectory(config=config),
+        authenticator=Authenticator(config=config),
+        config=config,
+    )
+    app.start()
+
+
+def fetch(exchange: Path, workspace: Path, student: str, assignment: str) -> Path:
+    """`nbgrader fetch_assignment` into the learner's workspace; returns the fetched folder."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    _run(ExchangeFetchAssignment, exchange, workspace, student, assignment)
+    return workspace / assignment
+
+
+def submit(exchange: Path, workspace: Path, student: str, assignment: str) -> None:
+    """`nbgrader submit --student <student>` of the learner's fetched folder."""
+    _run(ExchangeSubmit, exchange, workspace, student, assignment)

@@ -1,0 +1,154 @@
+"""Grade every collected submission in parallel, into the stock gradebook (`make grade`).
+
+    python -m coursekit.grading                      # every assignment in submitted/
+    python -m coursekit.grading ch3_multihead -j 4   # one assignment, 4 workers
+    python -m coursekit.grading --help
+
+Each submission is graded by stock nbgrader autograde (with the course's
+preprocessors from nbgrader_config.py) in one of N long-lived worker
+processes. A notebook that is not valid JSON is graded as stock nbgrader
+grades a missing notebook (0 on every cell) and the reason is recorded.
+Reasons for cells that scored 0 because of a grading guard are printed and
+written to reports/grading_incidents.json. The exit status is non-zero only
+when grading itself broke for some submission.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from coursekit.grading import gradebook, incidents, worker
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="make grade", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2]
+    )
+    parser.add_argument("assignments", nargs="*", help="default: every assignment in submitted/")
+    parser.add_argument("--student", action="append", help="only this learner (repeatable)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="workers")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="course root (default: .)")
+    parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
+    parser.add_argument("--notebook-timeout", type=int, help="seconds per notebook")
+    parser.add_argument("--memory-mb", type=int, help="address-space cap per kernel (MiB)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    return parser.parse_args(argv)
+
+
+def nbgrader_args(args, db_url: str) -> list[str]:
+    extra = [f"--CourseDirectory.db_url={db_url}"]
+    if args.cell_timeout:
+        extra.append(f"--Execute.timeout={args.cell_timeout}")
+    if args.notebook_timeout:
+        extra += [
+            f"--GuardedExecute.notebook_timeout={args.notebook_timeout}",
+            f"--VerifyInFreshInterpreter.timeout={args.notebook_timeout}",
+        ]
+    if args.memory_mb:
+        extra += [
+            f"--GuardedExecute.memory_limit_mb={args.memory_mb}",
+            f"--VerifyInFreshInterpreter.memory_limit_mb={args.memory_mb}",
+        ]
+    return extra
+
+
+def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]:
+    submitted = root / "submitted"
+    found = []
+    for folder in sorted(submitted.glob("*/*")) if submitted.is_dir() else []:
+        student, assignment = folder.parent.name, folder.name
+        if not folder.is_dir() or (assignments and assignment not in assignments):
+            continue
+        if students and student not in students:
+            continue
+        found.append((assignment, student))
+    return found
+
+
+def progress_line(done: int, total: int, outcome: worker.Outcome, found: list[dict]) -> str:
+    mark = "✓" if outcome.ok else "✗ 채점 실패"
+    line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
+    line += f"{mark} {outcome.seconds:.1f} s"
+    if outcome.attempts > 1 and outcome.ok:
+        line += f" ({outcome.attempts}번째 시도)"
+    if found:
+        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i["ename"] for i in found}))
+    return line
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    root = args.root.resolve()
+    course = gradebook.course_settings(root)
+    db_url = gradebook.with_busy_timeout(course.db_url)
+    tasks = find_submissions(root, set(args.assignments), set(args.student or ()))
+    if not tasks:
+        print("채점할 제출물이 없습니다 (submitted/<학습자>/<과제>/).")
+        return 0
+    gradebook.prepare(db_url, course.course_id, tasks)
+    invalid = gradebook.invalid_submissions(root, tasks)
+    for (assignment, student), reason in invalid.items():
+        gradebook.grade_unreadable(root, db_url, course.course_id, assignment, student)
+        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
+    tasks = [t for t in tasks if t not in invalid]
+
+    started = time.perf_counter()
+    report: dict[str, dict[str, list[dict]]] = {}
+    for (assignment, student), reason in invalid.items():
+        report.setdefault(assignment, {})[student] = [
+            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
+        ]
+    jobs = max(1, min(args.jobs, len(tasks) or 1))
+    total = len(tasks) + len(invalid)
+    if not args.quiet:
+        print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
+        for assignment, student in invalid:
+            print(f"  {assignment} · {student}: {invalid[(assignment, student)]}")
+    failed: list[worker.Outcome] = []
+    context = multiprocessing.get_context("fork")
+    extra = nbgrader_args(args, db_url)
+    with ProcessPoolExecutor(jobs, context, worker.init_worker, (str(root), extra)) as pool:
+        futures = [pool.submit(worker.grade, task) for task in tasks]
+        for done, future in enumerate(as_completed(futures), start=len(invalid) + 1):
+            outcome = future.result()
+            found = gradebook.graded_incidents(root, outcome.assignment, outcome.student)
+            if found:
+                report.setdefault(outcome.assignment, {})[outcome.student] = found
+            if not outcome.ok:
+                failed.append(outcome)
+            if not args.quiet:
+                print(progress_line(done, total, outcome, found), flush=True)
+    elapsed = time.perf_counter() - started
+    incidents.write_report(root / "reports" / "grading_incidents.json", report)
+    print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
+    return 1 if failed else 0
+
+
+def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) -> str:
+    graded = len(tasks) + len(invalid) - len(failed)
+    lines = [
+        f"채점 끝: {graded}/{len(tasks) + len(invalid)}개 제출물, {elapsed:.1f} s",
+    ]
+    for assignment, totals in sorted(gradebook.totals(db_url, course_id, tasks, invalid).items()):
+        mean = sum(totals) / len(totals) if totals else 0.0
+        lines.append(f"  {assignment}: {len(totals)}명, 평균 자동 점수 {mean:.2f}")
+    flagged = sum(len(v) for v in report.values())
+    if flagged:
+        lines.append(
+            f"  보호 장치가 막은 제출물 {flagged}개: 이유는 reports/grading_incidents.json 과 "
+            "채점된 노트북의 해당 칸에 있습니다"
+        )
+    for outcome in failed:
+        lines.append(f"  채점 실패 {outcome.assignment} · {outcome.student}:")
+        lines += [f"    {message.splitlines()[0][:300]}" for message in outcome.errors[-3:]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

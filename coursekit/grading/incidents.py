@@ -1,0 +1,59 @@
+"""Why a cell scored 0 because of a grading guard: error outputs with Korean messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+from nbformat.notebooknode import NotebookNode
+
+KERNEL_DIED = "KernelDied"
+KERNEL_STUCK = "KernelStuck"
+NOTEBOOK_TIME_LIMIT = "NotebookTimeLimit"
+NOT_RUN = "NotRunAfterFailure"
+OUTPUT_LIMIT = "OutputLimitExceeded"
+MEMORY_LIMIT = "MemoryLimitExceeded"
+FRESH_RUN_FAILED = "FreshRunFailed"
+INVALID_NOTEBOOK = "InvalidNotebook"
+
+ENAMES = frozenset(
+    {
+        KERNEL_DIED,
+        KERNEL_STUCK,
+        NOTEBOOK_TIME_LIMIT,
+        NOT_RUN,
+        OUTPUT_LIMIT,
+        MEMORY_LIMIT,
+        FRESH_RUN_FAILED,
+        INVALID_NOTEBOOK,
+    }
+)
+
+
+def error_output(ename: str, message: str) -> NotebookNode:
+    """An error output as a kernel would write it; nbgrader scores its cell 0."""
+    return nbformat.v4.new_output(
+        "error", ename=ename, evalue=message, traceback=[f"\x1b[0;31m{ename}\x1b[0m: {message}"]
+    )
+
+
+def add(cell, ename: str, message: str) -> None:
+    cell.setdefault("outputs", []).append(error_output(ename, message))
+
+
+def in_notebook(nb) -> list[dict[str, str]]:
+    """[{cell, ename, reason}] for every guard error output in a graded notebook."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error" and output.get("ename") in ENAMES:
+                found.append({"cell": grade_id, "ename": output.ename, "reason": output.evalue})
+    return found
+
+
+def write_report(path: Path, incidents: dict[str, dict[str, list[dict[str, str]]]]) -> None:
+    """assignment -> learner -> incidents, as JSON for the TA report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(incidents, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

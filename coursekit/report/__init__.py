@@ -1,0 +1,1 @@
+"""The TA report: per learner and class-wide, from the gradebook and the autograded notebooks."""

@@ -1,0 +1,69 @@
+"""조교용 채점 보고서 (TA report) from the gradebook and the autograded notebooks.
+
+    python -m coursekit.report [assignment ...] [--root DIR] [--out DIR] [--no-probe]
+
+Per assignment it prints a terminal table and writes reports/<assignment>.csv
+and reports/<assignment>.html (self-contained; open it in a browser).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from nbgrader.api import MissingEntry
+
+from coursekit.course import Course
+from coursekit.report import data, probe, render, summary
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def progress_line(assignment: str):
+    def show(done: int, total: int, student: str) -> None:
+        line = f"   {assignment}: probe 실행 [{done}/{total}] {student}"
+        print(line, file=sys.stderr, flush=True)
+
+    return show
+
+
+def build(root: Path, assignment: str, out: Path, use_probe: bool = True) -> str:
+    """Write the CSV and HTML of one assignment; return its terminal table."""
+    print(f"   {assignment}: gradebook 과 채점된 노트북 읽는 중", file=sys.stderr, flush=True)
+    found = data.read_assignment(root, assignment)
+    clusters = probe.clusters(found, progress_line(assignment)) if use_probe else []
+    counts = summary.summarize(found)
+    out.mkdir(parents=True, exist_ok=True)
+    render.write_csv(out / f"{assignment}.csv", found, clusters)
+    render.write_html(out / f"{assignment}.html", found, counts, clusters)
+    return render.terminal(found, counts, clusters)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m coursekit.report",
+        description="조교용 채점 보고서: 학습자별 틀린 칸과 진단, 반 전체의 실수 통계, "
+        "같은 틀린 출력으로 묶인 학습자. reports/<과제>.csv 와 reports/<과제>.html 을 씁니다.",
+    )
+    parser.add_argument("assignments", nargs="*", help="과제 id (기본: source/ 의 모든 과제)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="course root (기본: 이 저장소)")
+    parser.add_argument("--out", type=Path, help="보고서 폴더 (기본: <root>/reports)")
+    parser.add_argument(
+        "--no-probe", action="store_true", help="학습자 코드를 probe 로 실행하지 않음 (묶음 없음)"
+    )
+    args = parser.parse_args(argv)
+    # nbgrader runs alembic by name when it opens a new gradebook.
+    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
+    course = Course(args.root)
+    out = args.out or args.root / "reports"
+    for assignment in args.assignments or course.assignments():
+        try:
+            table = build(args.root, assignment, out, not args.no_probe)
+        except MissingEntry:
+            print(f"{assignment}: gradebook 에 채점 기록이 없습니다 (먼저 autograde).", flush=True)
+            continue
+        print(table + "\n", flush=True)
+        print(f"   → {out / assignment}.html, {out / assignment}.csv\n", flush=True)
+    return 0

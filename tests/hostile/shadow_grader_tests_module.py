@@ -1,0 +1,20 @@
+"""Wrong split_heads, and a fake grader_tests/ package shipped next to the notebook."""
+
+from tests.hostile import SPLIT_HEADS_LOSSES, WRONG_SPLIT_HEADS
+
+FUNCTION = "split_heads"
+SOURCE = WRONG_SPLIT_HEADS
+ZERO = SPLIT_HEADS_LOSSES
+INCIDENT = "FreshRunFailed"
+
+FAKE_CHECKS = """
+def __getattr__(name):
+    return lambda *args, **kwargs: None
+"""
+
+
+def tamper(nb, folder):
+    package = folder / "grader_tests"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ch3_multihead.py").write_text(FAKE_CHECKS, encoding="utf-8")

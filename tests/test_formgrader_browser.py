@@ -1,0 +1,127 @@
+"""Formgrader in a real browser: JupyterLab from .venv serves the demo's graded course,
+headless Chromium (Debian's, driven by Playwright) grades a manual answer cell."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from coursekit.course import COURSE_ID, Course
+from coursekit.release import venv_environment
+from tests.demo_class import GROUP, DemoRun
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags that let Chromium run headless as root with no network of its own.
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
+LEARNER = "learner-04"  # a catalog mistake: failing cells and a manual cell waiting
+
+pytestmark = pytest.mark.xdist_group(GROUP)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(demo_run: DemoRun, tmp_path):
+    """`jupyter lab` from .venv on loopback, serving the demo's course; yields its base URL."""
+    port, token = free_port(), secrets.token_hex(16)
+    jupyter = Path(sys.executable).parent / "jupyter"
+    log = (tmp_path / "lab.log").open("w")
+    server = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={demo_run.root}", "--ServerApp.open_browser=False"],
+        cwd=demo_run.root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(tmp_path)},
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+                break
+            except OSError:
+                assert server.poll() is None, (tmp_path / "lab.log").read_text()
+                assert time.monotonic() < deadline, "jupyter lab did not start"
+                time.sleep(1)
+        yield base, token
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
+
+def manual_score(root: Path) -> float | None:
+    with Gradebook(Course(root).db_url, COURSE_ID) as gb:
+        grade = gb.find_grade(MANUAL_CELL, NOTEBOOK, ASSIGNMENT, LEARNER)
+        return grade.manual_score
+
+
+def test_formgrader_grades_a_manual_cell_of_a_failing_submission(demo_run, lab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    base, token = lab
+    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    assert manual_score(demo_run.root) is None
+    screenshot = tmp_path / "formgrader.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=str(CHROMIUM),
+            args=FLAGS,
+            headless=True,
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/formgrader?token={token}")
+            page.wait_for_selector("text=ch4_cross_attention")
+            assignments = page.inner_text("body")
+            assert ASSIGNMENT in assignments and "ch4_cross_attention" in assignments
+
+            page.goto(f"{base}/formgrader/manage_students")
+            page.wait_for_selector(f"text={LEARNER}")
+            for n in range(1, 10):
+                assert f"learner-{n:02d}" in page.inner_text("body")
+
+            page.goto(f"{base}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}")
+            # Names are hidden until "Show All Names"; the learner's link leads to the submission.
+            link = page.locator(f"a.name-shown:text-is('{LEARNER}')")
+            link.wait_for(state="attached")
+            page.goto(base + link.get_attribute("href"))
+            page.wait_for_load_state("networkidle")  # formgrader's scripts have bound the inputs
+            assert "짐작되는 실수 [reshape_without_transpose]" in page.inner_text("body")
+
+            score = page.locator(f"input#{MANUAL_CELL}")
+            # formgrader saves a score (PUT to its grade API) when the field loses focus.
+            saved = lambda r: "/api/grade/" in r.url and r.request.method == "PUT"  # noqa: E731
+            with page.expect_response(saved, timeout=60_000):
+                score.fill("2")
+                score.press("Tab")
+            deadline = time.monotonic() + 20
+            while manual_score(demo_run.root) != 2 and time.monotonic() < deadline:
+                time.sleep(0.5)
+            score.scroll_into_view_if_needed()
+            page.screenshot(path=str(screenshot))
+        finally:
+            browser.close()
+    assert manual_score(demo_run.root) == 2
+    assert screenshot.stat().st_size > 10_000
+    shutil.copy(screenshot, demo_run.root / "formgrader.png")  # kept for a look after the run
