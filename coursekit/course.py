@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import nbformat
@@ -10,6 +11,11 @@ from nbgrader.api import Gradebook
 from coursekit.release import nbgrader
 
 COURSE_ID = "transformer-peft"
+
+
+def contract_functions(assignment: str) -> list[str]:
+    """The functions learners write in an assignment, in notebook order (solutions' __all__)."""
+    return list(importlib.import_module(f"solutions.{assignment}").__all__)
 
 
 class Course:

@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+from coursekit.course import contract_functions
+
 ROOT = Path(__file__).resolve().parent.parent
 SETUP_GRADE_ID = "seed_setup"
 
@@ -39,10 +41,6 @@ def setup_code(assignment: str) -> str:
     ]
     assert cells, f"{assignment}: no code cell with grade_id {SETUP_GRADE_ID}*"
     return "\n\n".join(cells)
-
-
-def contract_functions(assignment: str) -> list[str]:
-    return list(importlib.import_module(f"solutions.{assignment}").__all__)
 
 
 def notebook_namespace(assignment: str, entry=None) -> dict:

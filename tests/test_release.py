@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 import json
 import re
@@ -15,6 +14,7 @@ import pytest
 import grader_tests
 import solutions
 from coursekit import sync_solutions
+from coursekit.course import contract_functions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,10 +101,7 @@ def test_release_contains_no_line_of_solutions_or_grader_tests(path):
 
 
 def contract_names() -> set[str]:
-    names = set()
-    for module in (ROOT / "solutions").glob("ch*.py"):
-        names |= set(importlib.import_module(f"solutions.{module.stem}").__all__)
-    return names
+    return {name for a in ASSIGNMENTS for name in contract_functions(a)}
 
 
 @pytest.mark.parametrize("path", release_notebooks(), ids=lambda p: p.parent.name)

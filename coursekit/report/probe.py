@@ -7,13 +7,13 @@ misconception catalog knows it. Learner code runs only in a subprocess
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
+from coursekit.course import contract_functions
 from coursekit.release import venv_environment
 from coursekit.report.data import AssignmentData, LearnerResult
 
@@ -31,10 +31,6 @@ class Cluster:
     @property
     def known(self) -> bool:
         return bool(self.keys)
-
-
-def contract_functions(assignment: str) -> list[str]:
-    return list(importlib.import_module(f"solutions.{assignment}").__all__)
 
 
 def run_probe(assignment: str, learner: LearnerResult, functions: list[str]) -> dict:
