@@ -20,8 +20,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from coursekit.grading.execute import GuardedExecute
-from coursekit.grading.rerun import VerifyInFreshInterpreter
+from coursekit.grading.execute import SandboxedExecute
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
@@ -56,13 +55,13 @@ c.Execute.timeout = 30
 
 # Grading runs every cell except the drawings (tag `skip-autograde`), which
 # earn no points and cost about a third of a notebook's grading time.
-# The list is nbgrader 0.9.6's default with Execute replaced.
-# GuardedExecute (an ExecuteSkippingDisplays) survives dead, stuck, flooding
-# and memory-hungry kernels; VerifyInFreshInterpreter re-checks every passing
-# test cell outside the learner's kernel (coursekit/grading/).
+# The list is nbgrader 0.9.6's default with Execute replaced by
+# SandboxedExecute (an ExecuteSkippingDisplays): the learner's kernel runs in a
+# bubblewrap sandbox, test cells are judged by the grader outside it, and dead,
+# stuck, flooding and memory-hungry kernels cost only their own cells
+# (coursekit/grading/, coursekit/sandbox/).
 c.Autograde.autograde_preprocessors = [
-    GuardedExecute,
-    VerifyInFreshInterpreter,
+    SandboxedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

@@ -46,15 +46,9 @@ def nbgrader_args(args, db_url: str) -> list[str]:
     if args.cell_timeout:
         extra.append(f"--Execute.timeout={args.cell_timeout}")
     if args.notebook_timeout:
-        extra += [
-            f"--GuardedExecute.notebook_timeout={args.notebook_timeout}",
-            f"--VerifyInFreshInterpreter.timeout={args.notebook_timeout}",
-        ]
+        extra.append(f"--SandboxedExecute.notebook_timeout={args.notebook_timeout}")
     if args.memory_mb:
-        extra += [
-            f"--GuardedExecute.memory_limit_mb={args.memory_mb}",
-            f"--VerifyInFreshInterpreter.memory_limit_mb={args.memory_mb}",
-        ]
+        extra.append(f"--SandboxedExecute.memory_limit_mb={args.memory_mb}")
     return extra
 
 

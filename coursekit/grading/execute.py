@@ -1,36 +1,60 @@
-"""nbgrader's Execute, made to survive hostile submissions.
+"""nbgrader's Execute with the learner's kernel in a sandbox and verdicts from outside it.
 
-Stock Execute fails the whole submission when the kernel dies (`os._exit`,
-the OOM killer) or does not answer an interrupt (a loop that ignores SIGINT),
-and it keeps every byte a flooding cell prints. Here:
+Every code cell runs in the learner's kernel, which lives in a bubblewrap
+sandbox (`coursekit.sandbox`): that run is what formgrader, feedback and the
+TA see. Test cells are also judged by the grader itself (`trusted`): after
+the kernel has run what the learner was given of a test cell (its hidden
+region stripped, so hidden tests never enter the sandbox), the grader runs
+the whole cell in its own namespace and calls the learner's functions across
+the bridge. A test cell keeps its points only if the trusted run passes (and,
+for what the learner could see, the kernel's run too); the trusted run's
+message and prints are written into the cell's outputs.
 
-- the kernel's address space is capped (`memory_limit_mb`), so a memory hog
-  gets a MemoryError or dies instead of taking the grader down;
-- a notebook has a wall-clock budget (`notebook_timeout`) on top of the stock
-  per-cell `timeout`;
-- a cell that prints more than `output_limit_kb` keeps only the first part;
+It also survives hostile submissions, as stock Execute does not:
+- caps per kernel (memory, CPU, processes, file size, scratch space) come
+  from the sandbox; a notebook has a wall-clock budget (`notebook_timeout`)
+  on top of the per-cell `timeout`; a cell keeps at most `output_limit_kb`;
 - when the kernel dies or stays stuck after a timeout, the cell gets a Korean
-  error output, every later cell is marked as not run (scored 0), and the
+  error output, later cells are marked as not run (scored 0), and the
   notebook is still graded: earlier cells keep their credit.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import time
+from queue import Empty
 
+import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
-from traitlets import Integer
+from nbgrader.api import Gradebook, MissingEntry
+from traitlets import Bool, Integer
 
-from coursekit.grading import incidents
+from coursekit.grading import cells, incidents
+from coursekit.grading.trusted import TrustedNotebook
 from coursekit.preprocessors import ExecuteSkippingDisplays
+from coursekit.sandbox import policy
+from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
+from coursekit.sandbox.kernel import SandboxedKernelManager
+
+UNSAFE_WARNING = (
+    "SandboxedExecute.unsafe_no_sandbox is set: learner code runs WITHOUT a sandbox, with "
+    "the grader's rights over every file it can reach. Use this only for code you trust."
+)
 
 
-class GuardedExecute(ExecuteSkippingDisplays):
-    memory_limit_mb = Integer(4096, help="address-space cap of each kernel (MiB); 0 for none").tag(
+class SandboxedExecute(ExecuteSkippingDisplays):
+    memory_limit_mb = Integer(4096, help="address-space cap of each sandboxed process (MiB)").tag(
+        config=True
+    )
+    cpu_limit_seconds = Integer(300, help="CPU-time cap of each sandboxed process (s)").tag(
+        config=True
+    )
+    process_limit = Integer(64, help="processes and threads one sandbox may run").tag(config=True)
+    file_limit_mb = Integer(64, help="largest file a sandbox may write (MiB)").tag(config=True)
+    scratch_limit_mb = Integer(256, help="size of a sandbox's home and of its /tmp (MiB)").tag(
         config=True
     )
     notebook_timeout = Integer(
@@ -39,24 +63,59 @@ class GuardedExecute(ExecuteSkippingDisplays):
     output_limit_kb = Integer(1024, help="output kept per cell (KiB); the rest is dropped").tag(
         config=True
     )
+    unsafe_no_sandbox = Bool(
+        False, help="run learner code without bubblewrap (unsafe: only for trusted code)"
+    ).tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    # ------------------------------------------------------------ notebook
 
     def preprocess(self, nb, resources=None, km=None):
+        if self.unsafe_no_sandbox:
+            self.log.warning(UNSAFE_WARNING)
+        else:
+            policy.check_available()
         budget = self.notebook_timeout or None
         self._deadline = time.monotonic() + budget if budget else None
         self._stopped: str | None = None  # why later cells are not run
-        return super().preprocess(nb, resources, km)
+        self._setup_sources = self._gradebook_setup_sources(resources)
+        self._trusted = TrustedNotebook()
+        self._bridge = Bridge()
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            self._bridge.close()
 
-    async def async_start_new_kernel(self, **kwargs):
-        await super().async_start_new_kernel(**kwargs)
-        if self.memory_limit_mb:
-            cap = self.memory_limit_mb * 2**20
-            resource.prlimit(self._kernel_pid(), resource.RLIMIT_AS, (cap, cap))
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.sandboxed = not self.unsafe_no_sandbox
+        km.bridge_socket = self._bridge.path
+        km.limits = policy.Limits(
+            memory_mb=self.memory_limit_mb,
+            cpu_seconds=self.cpu_limit_seconds,
+            processes=self.process_limit,
+            file_mb=self.file_limit_mb,
+            home_mb=self.scratch_limit_mb,
+        )
+        return km
 
-    # nbclient binds the sync wrapper to its own coroutine; rebind it to ours.
-    start_new_kernel = run_sync(async_start_new_kernel)
+    def _gradebook_setup_sources(self, resources) -> set[str]:
+        """Sources of the locked, ungraded cells the gradebook knows for this notebook."""
+        info = (resources or {}).get("nbgrader")
+        if not info:
+            return set()
+        try:
+            course_id = self.config.CourseDirectory.get("course_id", "default_course")
+            with Gradebook(info["db_url"], course_id) as gb:
+                notebook = gb.find_notebook(info["notebook"], info["assignment"])
+                return {c.source for c in notebook.source_cells if c.locked}
+        except MissingEntry:
+            return set()
 
-    def _kernel_pid(self) -> int:
-        return self.km.provisioner.pid
+    # ------------------------------------------------------------ cells
 
     def _get_timeout(self, cell):
         timeout = super()._get_timeout(cell)
@@ -75,7 +134,7 @@ class GuardedExecute(ExecuteSkippingDisplays):
         return super().output(outs, msg, display_id, cell_index)
 
     def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type != "code" or self.skip_tag in cell.metadata.get("tags", []):
+        if cell.cell_type != "code" or cells.is_skipped(cell):
             return cell, resources
         if self._stopped:
             cell.outputs = []
@@ -86,28 +145,32 @@ class GuardedExecute(ExecuteSkippingDisplays):
             cell.outputs = []
             incidents.add(cell, incidents.NOTEBOOK_TIME_LIMIT, self._time_limit_message())
             return cell, resources
+        is_test = cells.is_test(cell)
+        source = cell.source
+        visible = cells.visible_source(cell, self.config) if is_test else source
+        cell.source = visible  # the kernel gets what the learner was given, never hidden tests
+        try:
+            cell, resources = self._run_in_kernel(cell, resources, index)
+        finally:
+            cell.source = source
+        if self._stopped:
+            return cell, resources
+        if is_test:
+            self._judge(cell, hidden=visible != source)
+        elif cells.is_setup(cell, self._setup_sources):
+            self._trusted.run_setup(source)
+        return cell, resources
+
+    def _run_in_kernel(self, cell, resources, index):
         self._cell_output, self._flooded = 0, False
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            incidents.add(
-                cell,
-                incidents.KERNEL_DIED,
-                "이 칸을 실행하다 커널이 멈췄습니다 (os._exit, 메모리 한도 초과 등). "
-                "이 칸과 뒤의 칸은 0점입니다.",
-            )
-            self._stop("앞 칸에서 커널이 멈춰")
+            self._kernel_died(cell)
             return cell, resources
         except CellTimeoutError:
             # The interrupt did not bring the kernel back (e.g. SIGINT ignored).
-            self._kill_kernel()
-            incidents.add(
-                cell,
-                incidents.KERNEL_STUCK,
-                f"이 칸이 시간 제한({self._get_timeout(cell)}초)을 넘겼고 중단 신호에도 "
-                "멈추지 않아 커널을 끝냈습니다. 이 칸과 뒤의 칸은 0점입니다.",
-            )
-            self._stop("앞 칸에서 커널이 멈추지 않아")
+            self._kernel_stuck(cell, self._get_timeout(cell))
             return cell, resources
         if any(out.get("ename") == "MemoryError" for out in cell.get("outputs", [])):
             incidents.add(
@@ -127,6 +190,109 @@ class GuardedExecute(ExecuteSkippingDisplays):
             self._stop("노트북 전체 실행 시간 제한을 넘겨")
         return cell, resources
 
+    # ------------------------------------------------------------ trusted verdicts
+
+    def _judge(self, cell, hidden: bool) -> None:
+        """Run the whole test cell on the grader's side and record its verdict in the cell."""
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "test")
+        budget = self._get_timeout(cell) or self.timeout or 60
+        path = policy.BRIDGE_SOCKET if not self.unsafe_no_sandbox else self._bridge.path
+        session = Session(self._bridge, self._send_silently, time.monotonic() + budget, path)
+        try:
+            verdict = self._trusted.run_test(cell.source, grade_id, session)
+        except CallTimedOut:
+            if self._end_session(session, interrupt=True):
+                incidents.add(
+                    cell,
+                    incidents.CALL_TIME_LIMIT,
+                    f"채점기가 답안 함수를 부른 검사가 시간 제한({budget}초) 안에 "
+                    "끝나지 않았습니다. 무한 반복이나 너무 느린 코드가 없는지 보세요.",
+                )
+            else:
+                self._kernel_stuck(cell, budget)
+            return
+        except BridgeBroken as error:
+            if self._end_session(session, interrupt=True):
+                incidents.add(
+                    cell,
+                    incidents.BRIDGE_BROKEN,
+                    "채점기가 답안 함수와 주고받은 내용이 규칙에 맞지 않아 "
+                    f"검사하지 못했습니다 ({error}).",
+                )
+            elif self.km is not None and not run_sync(self.km.is_alive)():
+                self._kernel_died(cell)
+            else:
+                self._kernel_stuck(cell, budget)
+            return
+        if not self._end_session(session):
+            self._kernel_stuck(cell, budget)
+            return
+        kernel_passed = cells.passed(cell)
+        if hidden and verdict.stdout:
+            cell.outputs.append(
+                nbformat.v4.new_output("stream", name="stdout", text=verdict.stdout)
+            )
+        if verdict.passed or not kernel_passed:
+            return
+        if hidden:  # the hidden check's own diagnosis, as the learner's failure
+            cell.outputs.append(incidents.error_output(verdict.ename, verdict.evalue))
+        else:  # the kernel passed what the grader's run failed: tampering
+            incidents.add(
+                cell,
+                incidents.TRUSTED_CHECK_FAILED,
+                "노트북 커널에서는 통과했지만 커널 밖의 채점기가 같은 검사를 돌렸더니 "
+                f"통과하지 못했습니다: {verdict.ename}: {verdict.evalue[:600]}\n"
+                "커널 안에서만 통과한 결과는 인정하지 않습니다 (numpy·검사를 바꾸는 코드 등).",
+            )
+
+    def _send_silently(self, code: str) -> str:
+        return self.kc.execute(
+            code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False
+        )
+
+    def _end_session(self, session: Session, interrupt: bool = False) -> bool:
+        """Close the session; True when the kernel finished its request (is alive and idle)."""
+        msg_id = session.close()
+        if msg_id is None:
+            return True
+        if interrupt:
+            run_sync(self.km.interrupt_kernel)()
+        return run_sync(self._await_reply)(msg_id, 5 if interrupt else 15) is not None
+
+    async def _await_reply(self, msg_id: str, timeout: float):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = await self.kc.shell_channel.get_msg(timeout=0.5)
+            except Empty:
+                if not await self.km.is_alive():
+                    return None
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg
+        return None
+
+    # ------------------------------------------------------------ failures
+
+    def _kernel_died(self, cell) -> None:
+        incidents.add(
+            cell,
+            incidents.KERNEL_DIED,
+            "이 칸을 실행하다 커널이 멈췄습니다 (os._exit, 메모리 한도 초과 등). "
+            "이 칸과 뒤의 칸은 0점입니다.",
+        )
+        self._stop("앞 칸에서 커널이 멈춰")
+
+    def _kernel_stuck(self, cell, timeout) -> None:
+        self._kill_kernel()
+        incidents.add(
+            cell,
+            incidents.KERNEL_STUCK,
+            f"이 칸이 시간 제한({timeout}초)을 넘겼고 중단 신호에도 "
+            "멈추지 않아 커널을 끝냈습니다. 이 칸과 뒤의 칸은 0점입니다.",
+        )
+        self._stop("앞 칸에서 커널이 멈추지 않아")
+
     def _time_limit_message(self) -> str:
         return (
             f"노트북 전체 실행 시간 제한({self.notebook_timeout}초)을 넘겼습니다. "
@@ -137,9 +303,10 @@ class GuardedExecute(ExecuteSkippingDisplays):
         self._stopped = f"{why} 이 칸은 실행하지 않았습니다 (0점)."
 
     def _kill_kernel(self) -> None:
+        """Kill bwrap's process group; the sandbox dies with it (--die-with-parent)."""
         try:
-            pid = self._kernel_pid()
-            if os.getpgid(pid) == pid:  # its own process group: take its children too
+            pid = self.km.provisioner.pid
+            if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGKILL)
             else:
                 os.kill(pid, signal.SIGKILL)

@@ -14,7 +14,9 @@ NOTEBOOK_TIME_LIMIT = "NotebookTimeLimit"
 NOT_RUN = "NotRunAfterFailure"
 OUTPUT_LIMIT = "OutputLimitExceeded"
 MEMORY_LIMIT = "MemoryLimitExceeded"
-FRESH_RUN_FAILED = "FreshRunFailed"
+TRUSTED_CHECK_FAILED = "TrustedCheckFailed"
+CALL_TIME_LIMIT = "CallTimeLimit"
+BRIDGE_BROKEN = "BridgeBroken"
 INVALID_NOTEBOOK = "InvalidNotebook"
 
 ENAMES = frozenset(
@@ -25,7 +27,9 @@ ENAMES = frozenset(
         NOT_RUN,
         OUTPUT_LIMIT,
         MEMORY_LIMIT,
-        FRESH_RUN_FAILED,
+        TRUSTED_CHECK_FAILED,
+        CALL_TIME_LIMIT,
+        BRIDGE_BROKEN,
         INVALID_NOTEBOOK,
     }
 )

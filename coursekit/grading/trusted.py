@@ -1,0 +1,92 @@
+"""Test cells run by the grader itself, outside the sandbox, on the learner's functions.
+
+The grader keeps a namespace of its own for each notebook: the setup cells
+(the instructor's locked cells, as the gradebook knows their source) run in
+it, so `np` and `_seed_example` are the grader's. Each test cell then runs
+in a copy of that namespace, in which every other name it uses comes from
+the learner's kernel through the bridge: a function as a `RemoteFunction`,
+a variable as plain data. Hidden checks (`grader_tests`) and the reference
+(`solutions`) are imported here and never reach the kernel.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from coursekit.sandbox.bridge import Session
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    stdout: str = ""
+    ename: str = ""
+    evalue: str = ""
+
+
+def used_names(code: types.CodeType) -> list[str]:
+    """Names a cell's code (and the code nested in it) may read."""
+    names, stack = set(), [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return sorted(names)
+
+
+@contextlib.contextmanager
+def _grader_state():
+    """Keep numpy's print options and global random state as they were."""
+    options, state = np.get_printoptions(), np.random.get_state()
+    try:
+        yield
+    finally:
+        np.set_printoptions(**options)
+        np.random.set_state(state)
+
+
+class TrustedNotebook:
+    def __init__(self):
+        self.namespace: dict = {"__name__": "__grader__", "__builtins__": builtins}
+
+    def run_setup(self, source: str) -> None:
+        """Run an instructor's setup cell here; its failures show in the kernel's run."""
+        with (
+            _grader_state(),
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.suppress(Exception),
+        ):
+            exec(compile(source, "<setup>", "exec"), self.namespace)
+
+    def run_test(self, source: str, name: str, session: Session) -> Verdict:
+        """Run a test cell on the learner's functions; bridge failures propagate."""
+        try:
+            code = compile(source, f"<{name}>", "exec")
+        except SyntaxError as error:
+            return Verdict(False, ename="SyntaxError", evalue=str(error))
+        wanted = [
+            n for n in used_names(code) if n not in self.namespace and not hasattr(builtins, n)
+        ]
+        env = dict(self.namespace)
+        if wanted:
+            env.update(session.describe(wanted))
+        out = io.StringIO()
+        try:
+            with _grader_state(), contextlib.redirect_stdout(out):
+                exec(code, env)
+        except Exception as error:
+            return Verdict(False, out.getvalue(), type(error).__name__, _message(error))
+        return Verdict(True, out.getvalue())
+
+
+def _message(error: Exception) -> str:
+    try:
+        return str(error)
+    except Exception:
+        return type(error).__name__

@@ -1,0 +1,136 @@
+"""A Jupyter kernel manager whose kernel runs inside a bubblewrap sandbox.
+
+The sandbox has no network, so the kernel cannot talk over TCP: it binds
+ZeroMQ's `ipc` transport (Unix sockets) in its own small tmpfs
+(/run/kernel), and the grader reaches those sockets through the sandbox's
+root as /proc/<pid>/root/run/kernel. Nothing the sandbox can write lies on
+the grader's disk. The kernel gets a copy of its submission folder (regular
+files only) as its working folder, and a read-only bind of the bridge socket
+over which the trusted checker calls its functions (`bridge`).
+
+Interrupts go as messages (ipykernel signals itself): a SIGINT to the
+process group would end bwrap, and with it the kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Any, Bool, Unicode
+
+from coursekit.sandbox import policy
+
+CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    limits = Any(policy.Limits(), help="policy.Limits of the sandbox")
+    bridge_socket = Unicode("", help="host path of the bridge socket to bind into the sandbox")
+    sandboxed = Bool(True, help="False only for the explicit, unsafe opt-out")
+
+    _lease: policy.UidLease | None = None
+    _scratch: str | None = None
+    _log_path: str | None = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        self.transport = "ipc"
+        self._scratch = tempfile.mkdtemp(prefix="coursekit-kernel-")
+        if self.sandboxed:
+            self.ip = f"{policy.KERNEL_DIR}/k"
+        else:
+            self.ip = f"{self._scratch}/k"
+        self.kernel_spec.interrupt_mode = "message"
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        if not self.sandboxed:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+            return
+        host_folder = Path(kw.pop("cwd", None) or tempfile.gettempdir())
+        workdir = f"{policy.HOME}/{host_folder.name}"
+        command = [
+            CONNECTION_FILE
+            if os.path.realpath(arg) == os.path.realpath(self.connection_file)
+            else arg
+            for arg in kernel_cmd
+        ]
+        binds = []
+        if self.bridge_socket:
+            binds.append((self.bridge_socket, policy.BRIDGE_SOCKET))
+        self._lease = policy.UidLease() if policy.runs_as_root() else None
+        self._log_path = os.path.join(self._scratch, "bwrap.log")
+        info_read, info_write = os.pipe()
+        with (
+            policy.submission_files(host_folder, workdir) as (_, files, folders),
+            open(self._log_path, "wb") as log,
+            open(self.connection_file, "rb") as connection,
+        ):
+            # A copy the sandbox's uid can read (the original is private to the grader).
+            files = [*files, (connection.fileno(), CONNECTION_FILE)]
+            wrapped = policy.bwrap_command(
+                command,
+                limits=self.limits,
+                workdir=workdir,
+                uid=self._lease.uid if self._lease else None,
+                binds=binds,
+                files=files,
+                folders=folders,
+                info_fd=info_write,
+            )
+            kw.update(
+                cwd=self._scratch,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                pass_fds=[info_write, *(fd for fd, _ in files)],
+            )
+            try:
+                await super()._async_launch_kernel(wrapped, **kw)
+            finally:
+                os.close(info_write)
+        try:
+            child = json.loads(_read_info(info_read))["child-pid"]
+        except (ValueError, KeyError):
+            raise policy.SandboxUnavailableError(
+                f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
+            ) from None
+        # The client (and the manager's control socket) reach the kernel's
+        # sockets through the sandbox's root.
+        self.ip = f"/proc/{child}/root{policy.KERNEL_DIR}/k"
+
+    def startup_log(self) -> str:
+        try:
+            return Path(self._log_path).read_text(errors="replace")[-2000:].strip()
+        except (OSError, TypeError):
+            return ""
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        try:
+            await super()._async_cleanup_resources(restart=restart)
+        finally:
+            if self._lease is not None:
+                self._lease.release()
+                self._lease = None
+            if self._scratch:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
+
+
+def _read_info(fd: int) -> bytes:
+    """bwrap's --info-fd JSON; one os.read, since the sandbox may keep the pipe open."""
+    try:
+        chunks = b""
+        while not chunks.rstrip().endswith(b"}"):
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            chunks += chunk
+        return chunks
+    finally:
+        os.close(fd)

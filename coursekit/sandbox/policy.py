@@ -1,0 +1,301 @@
+"""The bubblewrap command line that every run of learner code goes through.
+
+A sandbox sees the system (/usr, a few files of /etc) and the course's Python
+environment read-only, and three private tmpfs folders of capped size: its
+home with a copy of its own submission folder, /tmp, and /run/kernel for the
+kernel's sockets. It does not see the course root, other learners' files or
+the grader's environment variables. It has its own PID, IPC, UTS and (empty)
+network namespaces, caps on memory, CPU time, processes, open files and file
+size, and dies with the process that started it.
+
+Two ways to drop privileges, chosen by who grades:
+- as root (CI, a grading server): bwrap runs privileged and the command runs
+  as a uid of its own from a pool (`UidLease`), so a fork bomb's process cap
+  counts only that sandbox's processes;
+- as anyone else (an instructor on a hub): bwrap makes a user namespace, maps
+  the command to uid 65534 and forbids further user namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HOME = "/home/learner"
+KERNEL_DIR = "/run/kernel"
+BRIDGE_SOCKET = "/run/bridge.sock"
+NOBODY = 65534
+# Uids for root-mode sandboxes; nobody on the machine uses them.
+UID_POOL = range(61000, 61512)
+# Files of /etc a Python process reads; the rest of /etc (and /etc/jupyter's
+# nbgrader config) stays out.
+ETC_FILES = (
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "alternatives",
+    "fonts",
+    "mime.types",
+)
+# Environment the sandboxed command gets: nothing of the grader's own
+# (a gradebook URL can hold a password), but OpenBLAS settings that keep numpy
+# from crashing on some processors.
+PASSED_ENVIRONMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")
+
+FIX = (
+    "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, or `make bubblewrap`) "
+    "and allow user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or grade as root). "
+    "Grading without a sandbox runs learner code with the grader's rights; only if you accept "
+    "that, set `c.SandboxedExecute.unsafe_no_sandbox = True`."
+)
+
+
+class SandboxUnavailableError(RuntimeError):
+    """bubblewrap is missing or cannot make namespaces here."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps of one sandbox; `SandboxedExecute` sets them from nbgrader's config."""
+
+    memory_mb: int = 4096  # address space of each process
+    cpu_seconds: int = 300  # CPU time of each process
+    processes: int = 64  # processes and threads of the sandbox's uid
+    file_mb: int = 64  # size of any one file it writes
+    open_files: int = 256
+    home_mb: int = 256  # its home (with the submission copy) and /tmp, each
+
+    def prlimit(self) -> list[str]:
+        mib = 2**20
+        return [
+            "/usr/bin/prlimit",
+            f"--as={self.memory_mb * mib}" if self.memory_mb else "--as=unlimited",
+            f"--cpu={self.cpu_seconds}",
+            f"--nproc={self.processes}",
+            f"--fsize={self.file_mb * mib}",
+            f"--nofile={self.open_files}",
+            "--core=0",
+            "--",
+        ]
+
+
+class UidLease:
+    """A uid of UID_POOL held by this process (a lock file) while its sandbox lives."""
+
+    folder = Path(tempfile.gettempdir()) / "coursekit-sandbox-uids"
+
+    def __init__(self):
+        self.folder.mkdir(mode=0o700, exist_ok=True)
+        for uid in UID_POOL:
+            handle = open(self.folder / f"{uid}.lock", "w")  # noqa: SIM115 -- held open
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            self.uid, self._handle = uid, handle
+            return
+        raise SandboxUnavailableError(f"every sandbox uid of {UID_POOL} is in use")
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _read_only_system() -> list[str]:
+    args = []
+    for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / top
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in ETC_FILES:
+        if (Path("/etc") / name).exists():
+            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _python_folders() -> list[str]:
+    """The interpreter's installation and the course environment, read-only, at their paths."""
+    folders = {Path(sys.base_prefix).resolve(), Path(sys.prefix)}
+    real = Path(sys.executable).resolve().parent.parent
+    if not any(real == f or f in real.parents for f in folders):
+        folders.add(real)
+    args = []
+    for folder in sorted(folders):
+        if folder == Path("/usr") or Path("/usr") in folder.parents:
+            continue  # already there with /usr
+        args += ["--ro-bind", str(folder), str(folder)]
+    return args
+
+
+def _parent_folders(targets: list[str]) -> list[str]:
+    """`--dir` for every folder above a mount point, readable by the sandbox's uid.
+
+    Privileged bwrap makes missing parents mode 0700, which the unprivileged
+    uid could not pass through (/root/.pyenv/... for a pyenv Python).
+    """
+    parents: set[str] = set()
+    for target in targets:
+        parents.update(str(p) for p in Path(target).parents if str(p) != "/")
+    args = []
+    for folder in sorted(parents, key=lambda p: (p.count("/"), p)):
+        args += ["--perms", "0755", "--dir", folder]
+    return args
+
+
+def environment(workdir: str) -> list[str]:
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": HOME,
+        "LANG": "C.UTF-8",
+        "TZ": "Asia/Seoul",
+        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "IPYTHONDIR": f"{HOME}/.ipython",
+        "PWD": workdir,
+    }
+    env.update({k: os.environ[k] for k in PASSED_ENVIRONMENT if k in os.environ})
+    args = ["--clearenv"]
+    for name, value in env.items():
+        args += ["--setenv", name, value]
+    return args
+
+
+def bwrap_command(
+    command: list[str],
+    *,
+    limits: Limits,
+    workdir: str,
+    uid: int | None,
+    binds: list[tuple[str, str]] = (),
+    files: list[tuple[int, str]] = (),
+    folders: list[str] = (),
+    info_fd: int | None = None,
+) -> list[str]:
+    """`command` wrapped in bwrap and prlimit.
+
+    binds: (host path, sandbox path) pairs bound read-only (a socket stays
+    connectable); files: (fd, sandbox path) copied into the sandbox's tmpfs;
+    folders: sandbox folders to create first; uid: the pool uid to run as when
+    grading as root, else None for a user namespace.
+    """
+    size = str(limits.home_mb * 2**20)
+    args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
+    args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
+    if uid is None:
+        args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--disable-userns"]
+    else:  # privileged bwrap: only the two capabilities setpriv needs, dropped by setpriv
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    mounts = _read_only_system() + _python_folders()
+    targets = [mounts[i + 2] for i, a in enumerate(mounts) if a == "--ro-bind"]
+    targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *(path for _, path in binds)]
+    args += _parent_folders(targets) + mounts
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for path in (HOME, "/tmp"):
+        args += ["--perms", "1777", "--size", size, "--tmpfs", path]
+    args += ["--perms", "1777", "--size", str(2**20), "--tmpfs", KERNEL_DIR]
+    for folder in folders:
+        args += ["--perms", "1777", "--dir", folder]
+    for fd, path in files:
+        args += ["--perms", "0666", "--file", str(fd), path]
+    for host, path in binds:
+        args += ["--ro-bind", host, path]
+    args += [*environment(workdir), "--chdir", workdir]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    args.append("--")
+    if uid is not None:
+        args += [
+            "/usr/bin/setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+    return args + limits.prlimit() + command
+
+
+def runs_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+@functools.cache
+def check_available() -> None:
+    """Start one tiny sandbox; raise SandboxUnavailableError with the fix when it cannot start."""
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailableError(f"the sandbox (bubblewrap) needs Linux. {FIX}")
+    if shutil.which("bwrap") is None:
+        raise SandboxUnavailableError(f"bubblewrap (bwrap) is not installed. {FIX}")
+    lease = UidLease() if runs_as_root() else None
+    try:
+        command = bwrap_command(
+            [sys.executable, "-c", "pass"],
+            limits=Limits(),
+            workdir=HOME,
+            uid=lease.uid if lease else None,
+        )
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    finally:
+        if lease:
+            lease.release()
+    if done.returncode != 0:
+        why = done.stderr.strip()
+        raise SandboxUnavailableError(f"bubblewrap cannot start a sandbox: {why}. {FIX}")
+
+
+@contextlib.contextmanager
+def submission_files(folder: Path, sandbox_folder: str, *, max_files: int = 200):
+    """Open the regular files of a submission folder for `--file`, without following links.
+
+    Yields (fds, [(fd, sandbox path)], [sandbox folders]). A symlink could point
+    anywhere on the grader's disk, so links and special files are left out.
+    """
+    fds: list[int] = []
+    files: list[tuple[int, str]] = []
+    folders = [sandbox_folder]
+    try:
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            relative = Path(dirpath).relative_to(folder)
+            for name in sorted(dirnames):
+                if not (Path(dirpath) / name).is_symlink():
+                    folders.append(f"{sandbox_folder}/{(relative / name).as_posix()}")
+            for name in sorted(filenames):
+                if len(files) >= max_files:
+                    break
+                try:
+                    fd = os.open(Path(dirpath) / name, os.O_RDONLY | os.O_NOFOLLOW)
+                except OSError:
+                    continue
+                if not _is_regular(fd):
+                    os.close(fd)
+                    continue
+                fds.append(fd)
+                files.append((fd, f"{sandbox_folder}/{(relative / name).as_posix()}"))
+        yield fds, files, folders
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _is_regular(fd: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(os.fstat(fd).st_mode)

@@ -1,0 +1,159 @@
+"""Plain data across the sandbox boundary: frames of JSON and .npy bytes.
+
+Both sides use this module: the trusted checker imports it, and the kernel
+gets its source (it imports only the standard library and numpy, and knows
+nothing of the reference or the checks). Only plain data crosses: None,
+bools, ints, floats, short strings, numpy scalars and arrays of numeric or
+bool dtype (as .npy without pickle), tuples, lists and str-keyed dicts of
+them. Anything else is sent as the name of its type. A frame is a 4-byte
+length, a JSON header listing blob lengths, then the blobs; the reader
+refuses frames over its caps before reading them.
+"""
+
+import io
+import json
+import struct
+
+import numpy as np
+
+MAX_HEADER_BYTES = 1 << 20
+MAX_FRAME_BYTES = 64 << 20
+MAX_DEPTH = 6
+MAX_ITEMS = 10_000
+MAX_TEXT = 10_000
+ARRAY_KINDS = "biufc"
+
+
+class WireError(Exception):
+    """A frame or value that breaks the protocol or its caps."""
+
+
+class Unsupported:
+    """Stands for a value of a type that does not cross the boundary."""
+
+    def __init__(self, type_name):
+        self.type_name = str(type_name)[:80]
+
+    def __repr__(self):
+        return f"<{self.type_name} 객체>"
+
+
+# ---------------------------------------------------------------- values
+
+
+def pack(value, blobs, depth=0):
+    """A JSON-able form of `value`; arrays go to `blobs` as .npy bytes."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float):
+        return value
+    if kind is str:
+        return value[:MAX_TEXT]
+    if depth >= MAX_DEPTH:
+        return {"t": "object", "type": kind.__name__}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in ARRAY_KINDS:
+            return {"t": "object", "type": f"ndarray({value.dtype})"}
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.ascontiguousarray(value), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+        return {"t": "nd", "b": len(blobs) - 1}
+    if isinstance(value, np.generic) and value.dtype.kind in ARRAY_KINDS + "?":
+        return {"t": "np", "dtype": value.dtype.str, "v": value.item()}
+    if isinstance(value, tuple | list):
+        items = [pack(item, blobs, depth + 1) for item in list(value)[:MAX_ITEMS]]
+        return {"t": "tuple" if isinstance(value, tuple) else "list", "v": items}
+    if isinstance(value, dict):
+        return {
+            "t": "dict",
+            "v": [[str(k), pack(v, blobs, depth + 1)] for k, v in list(value.items())[:MAX_ITEMS]],
+        }
+    return {"t": "object", "type": kind.__name__}
+
+
+def unpack(data, blobs, depth=0):
+    """The value `pack` described; strict, since the other side may lie."""
+    if data is None or type(data) in (bool, int, float):
+        return data
+    if type(data) is str:
+        return data[:MAX_TEXT]
+    if type(data) is not dict or depth > MAX_DEPTH:
+        raise WireError("malformed value")
+    tag = data.get("t")
+    if tag == "nd":
+        return _array(blobs, data.get("b"))
+    if tag == "np":
+        dtype = np.dtype(str(data.get("dtype")))
+        if dtype.kind not in ARRAY_KINDS + "?" or dtype.itemsize > 16:
+            raise WireError("scalar dtype")
+        return dtype.type(data.get("v"))
+    if tag in ("tuple", "list"):
+        items = data.get("v")
+        if type(items) is not list or len(items) > MAX_ITEMS:
+            raise WireError("malformed sequence")
+        values = [unpack(item, blobs, depth + 1) for item in items]
+        return tuple(values) if tag == "tuple" else values
+    if tag == "dict":
+        pairs = data.get("v")
+        if type(pairs) is not list or len(pairs) > MAX_ITEMS:
+            raise WireError("malformed dict")
+        return {str(k): unpack(v, blobs, depth + 1) for k, v in pairs}
+    if tag == "object":
+        return Unsupported(data.get("type"))
+    raise WireError("unknown tag")
+
+
+def _array(blobs, index):
+    if type(index) is not int or not 0 <= index < len(blobs):
+        raise WireError("array reference")
+    buffer = io.BytesIO(blobs[index])
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(buffer)
+        read_header = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+        if version not in read_header:
+            raise ValueError(f"npy version {version}")
+        shape, _, dtype = read_header[version](buffer)
+    except (ValueError, TypeError, SyntaxError) as error:
+        raise WireError(f"array header: {error}") from None
+    if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
+        raise WireError("array dtype")
+    if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > len(blobs[index]):
+        raise WireError("array size")
+    buffer.seek(0)
+    return np.lib.format.read_array(buffer, allow_pickle=False)
+
+
+# ---------------------------------------------------------------- frames
+
+
+def send(sock, header, blobs=()):
+    blobs = list(blobs)
+    head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
+    sock.sendall(struct.pack(">I", len(head)) + head)
+    for blob in blobs:
+        sock.sendall(blob)
+
+
+def receive(sock):
+    """(header, blobs) of the next frame; WireError when it breaks a cap or ends early."""
+    (size,) = struct.unpack(">I", _exactly(sock, 4))
+    if size > MAX_HEADER_BYTES:
+        raise WireError("header too large")
+    header = json.loads(_exactly(sock, size))
+    lengths = header.get("blobs", []) if type(header) is dict else None
+    if type(lengths) is not list or not all(type(n) is int and n >= 0 for n in lengths):
+        raise WireError("malformed header")
+    if sum(lengths) + size > MAX_FRAME_BYTES:
+        raise WireError(f"frame of {sum(lengths) + size} bytes")
+    return header, [_exactly(sock, n) for n in lengths]
+
+
+def _exactly(sock, size):
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the bridge")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
