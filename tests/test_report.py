@@ -35,7 +35,24 @@ def test_the_probe_stops_learner_code_that_never_returns(monkeypatch):
     looping = "def softmax(x):\n    while True:\n        pass\n"
     learner = data.LearnerResult("looper", 0, 1, 0, answers=[looping])
     result = probe.run_probe("ch3_multihead", learner, ["softmax"])
-    assert result == {"softmax": {"got": "error:timeout", "reference": ""}}
+    assert result == {"softmax": {"got": "error:timeout", "agrees": False}}
+
+
+def test_the_probe_calls_learner_code_in_its_sandbox_and_compares_outside():
+    wrong = (
+        "def softmax(x):\n    import os\n    return np.exp(x) / np.exp(x).sum() + os.getuid() * 0\n"
+    )
+    right = (
+        "def softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+        "    return e / e.sum(axis=-1, keepdims=True)\n"
+    )
+    setup = ["import numpy as np"]
+    found = {}
+    for name, answer in (("wrong", wrong), ("right", right)):
+        learner = data.LearnerResult(name, 0, 1, 0, setup=setup, answers=[answer])
+        found[name] = probe.run_probe("ch3_multihead", learner, ["softmax"])["softmax"]
+    assert found["right"]["agrees"] and not found["wrong"]["agrees"]
+    assert found["right"]["got"] != found["wrong"]["got"]
 
 
 def test_report_help_is_korean():

@@ -21,18 +21,19 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
-from traitlets import Any, Bool, Unicode
+from jupyter_client.manager import AsyncKernelManager, KernelManager
 
 from coursekit.sandbox import policy
 
 CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
 
 
-class SandboxedKernelManager(AsyncKernelManager):
-    limits = Any(policy.Limits(), help="policy.Limits of the sandbox")
-    bridge_socket = Unicode("", help="host path of the bridge socket to bind into the sandbox")
-    sandboxed = Bool(True, help="False only for the explicit, unsafe opt-out")
+class SandboxMixin:
+    """The launch steps of a kernel manager, sandboxed; set the three fields before start."""
+
+    limits: policy.Limits = policy.Limits()
+    bridge_socket: str = ""  # host path of the bridge socket to bind into the sandbox
+    sandboxed: bool = True  # False only for the explicit, unsafe opt-out
 
     _lease: policy.UidLease | None = None
     _scratch: str | None = None
@@ -50,7 +51,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         if not self.sandboxed:
-            await super()._async_launch_kernel(kernel_cmd, **kw)
+            await super()._async_launch_kernel([*self.limits.prlimit(), *kernel_cmd], **kw)
             return
         host_folder = Path(kw.pop("cwd", None) or tempfile.gettempdir())
         workdir = f"{policy.HOME}/{host_folder.name}"
@@ -134,3 +135,11 @@ def _read_info(fd: int) -> bytes:
         return chunks
     finally:
         os.close(fd)
+
+
+class SandboxedKernelManager(SandboxMixin, AsyncKernelManager):
+    """For nbclient (nbgrader's Execute)."""
+
+
+class BlockingSandboxedKernelManager(SandboxMixin, KernelManager):
+    """For code that waits on the kernel directly (the TA report's probe)."""
