@@ -8,7 +8,7 @@ ASSIGNMENTS := $(notdir $(wildcard source/*))
 # nbgrader runs alembic and kernels by name: the project's environment comes first.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv test lint format demo sync release lab lock clean report chromium grade bench postgresql
+.PHONY: help venv test lint format demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)  ## create .venv with the pinned versions
 
-test: $(STAMP) lint chromium postgresql  ## lint, then the whole test suite
+test: $(STAMP) lint bubblewrap chromium postgresql  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 lint: $(STAMP)  ## ruff check and format check
@@ -35,11 +35,17 @@ format: $(STAMP)  ## ruff fix and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-demo: $(STAMP)  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
+demo: $(STAMP) bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
 	$(BIN)/python -m coursekit.demo
 
-report: $(STAMP)  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
+report: $(STAMP) bubblewrap  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
 	$(BIN)/python -m coursekit.report
+
+# Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).
+bubblewrap:  ## install Debian's bubblewrap when missing (needs root)
+	@command -v bwrap >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends bubblewrap; }
 
 # The formgrader browser test drives Debian's chromium (Playwright cannot download
 # a browser here); fonts-nanum lets it render Korean.
@@ -48,10 +54,10 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends chromium fonts-nanum; }
 
-grade: $(STAMP)  ## grade every collected submission in parallel (ARGS="--help" for options)
+grade: $(STAMP) bubblewrap  ## grade every collected submission in parallel (ARGS="--help" for options)
 	$(BIN)/python -m coursekit.grading $(ARGS)
 
-bench: $(STAMP)  ## 30 learners × 2 notebooks: stock autograde vs make grade vs bare nbclient
+bench: $(STAMP) bubblewrap  ## 30 learners × 2 notebooks: stock autograde vs make grade vs bare nbclient
 	$(BIN)/python -m coursekit.bench $(ARGS)
 
 # The PostgreSQL gradebook test starts a throwaway server from Debian's package.
@@ -66,7 +72,7 @@ sync: $(STAMP)  ## copy solutions/ bodies into the source notebooks' solution re
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
 
-lab: $(STAMP)  ## JupyterLab with nbgrader's formgrader for this course
+lab: $(STAMP) bubblewrap  ## JupyterLab with nbgrader's formgrader for this course
 	$(BIN)/jupyter lab --no-browser
 
 lock:  ## re-pin requirements.txt from requirements.in in a scratch venv

@@ -54,8 +54,9 @@ class LearnerKernel:
             code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False
         )
 
-    def _wait(self, msg_id: str) -> bool:
-        while (left := self.deadline - time.monotonic()) > 0:
+    def _wait(self, msg_id: str, limit: float | None = None) -> bool:
+        end = self.deadline if limit is None else min(self.deadline, time.monotonic() + limit)
+        while (left := end - time.monotonic()) > 0:
             try:
                 msg = self.kc.get_shell_msg(timeout=min(left, 0.5))
             except Empty:
@@ -76,6 +77,8 @@ class LearnerKernel:
         try:
             yield session
         finally:
+            # A learner function may still be running (a timed-out call): interrupt it.
             msg_id = session.close()
-            if msg_id is not None and not self._wait(msg_id):
+            if msg_id is not None and not self._wait(msg_id, limit=2):
                 self.km.interrupt_kernel()
+                self._wait(msg_id, limit=5)
