@@ -1,11 +1,9 @@
 """Parallel, crash-isolated and tamper-resistant grading on top of stock nbgrader.
 
-- `execute.GuardedExecute`: nbgrader's Execute (through the course's
-  ExecuteSkippingDisplays) with a memory cap per kernel, a wall-clock cap per
-  notebook, an output cap per cell, and survival of dead or stuck kernels.
-- `rerun.VerifyInFreshInterpreter`: re-runs the learner's cells and the test
-  cells in a fresh interpreter whose checker is trusted, and fails any test
-  cell that passed in the learner's kernel but not there.
+- `execute.SandboxedExecute`: nbgrader's Execute (through the course's
+  ExecuteSkippingDisplays) with the learner's kernel in a bubblewrap sandbox
+  (coursekit.sandbox), test cells judged outside it by `trusted`, and survival
+  of dead, stuck, flooding and memory-hungry kernels.
 - `python -m coursekit.grading` (`make grade`): grades every collected
   submission in parallel worker processes into the stock gradebook.
 
