@@ -1,17 +1,50 @@
 """Rebuild a failing hidden-test case for a TA: its inputs and the expected result.
 
     python -m grader_tests.reproduce ch3_multihead 3203
+    python -m grader_tests.reproduce ch3_multihead 3203 --got got.npz
 
 The seed is the one a failing test's message names. The case's arrays are
-printed and, with --save FILE.npz, written for loading in a notebook.
+printed and, with --save FILE.npz, written for loading in a notebook. With
+--got FILE (.npy for one array, .npz for several in return order, e.g.
+`np.savez("got.npz", output, weights)`), a learner's result is compared with
+the expected one by the hidden checks' own comparison (`core.compare`, whose
+tolerance is `core.allclose`), and the same Korean message is printed.
 """
 
 import argparse
 import importlib
+from typing import Any
 
 import numpy as np
 
-from .core import format_value
+from .core import ATOL, RTOL, Case, compare, format_value
+
+
+def rebuild(assignment: str, seed: int) -> tuple[Any, Case, Any]:
+    """(reference function, case, expected result) of the hidden-test case with this seed."""
+    module = importlib.import_module(f"grader_tests.{assignment}")
+    if seed not in module.SEEDED_CASES:
+        raise KeyError(f"{assignment} has no case with seed {seed}")
+    reference, case = module.SEEDED_CASES[seed]
+    return reference, case, reference(*case.args, **case.kwargs)
+
+
+def tolerance_line(expected: Any) -> str | None:
+    """How far a float result may be from `expected` (core.tolerance), in one line."""
+    if not isinstance(expected, np.ndarray) or expected.dtype.kind != "f" or not expected.size:
+        return None
+    largest = float(np.abs(expected).max())
+    return f"허용 오차: 칸마다 |받음 - 기대| <= {ATOL:g} + {RTOL:g} × (|기대| + {largest:.4g})"
+
+
+def load_result(path: str) -> Any:
+    """A saved learner result: one array (.npy, or .npz with one array) or a tuple of them."""
+    loaded = np.load(path, allow_pickle=False)
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        return loaded
+    with loaded:
+        arrays = tuple(loaded[name] for name in loaded.files)
+    return arrays[0] if len(arrays) == 1 else arrays
 
 
 def main(argv=None) -> int:
@@ -21,13 +54,17 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--save", metavar="FILE.npz", help="also save the inputs and expected result"
     )
+    parser.add_argument(
+        "--got",
+        metavar="FILE",
+        help="a learner's result (.npy, or .npz in return order) to compare with the expected one",
+    )
     args = parser.parse_args(argv)
 
-    module = importlib.import_module(f"grader_tests.{args.assignment}")
-    if args.seed not in module.SEEDED_CASES:
-        parser.error(f"{args.assignment} has no case with seed {args.seed}")
-    reference, case = module.SEEDED_CASES[args.seed]
-    expected = reference(*case.args, **case.kwargs)
+    try:
+        reference, case, expected = rebuild(args.assignment, args.seed)
+    except KeyError as error:
+        parser.error(error.args[0])
 
     print(f"{args.assignment} · {reference.__name__} · {case.describe()}")
     arrays = {}
@@ -37,10 +74,24 @@ def main(argv=None) -> int:
     results = expected if isinstance(expected, tuple) else (expected,)
     for i, value in enumerate(results):
         print(f"expected[{i}] = {format_value(value)}")
+        line = tolerance_line(value)
+        if line:
+            print(f"        {line}")
         arrays[f"expected_{i}"] = value
     if args.save:
         np.savez(args.save, **{k: np.asarray(v) for k, v in arrays.items() if v is not None})
         print(f"saved {args.save}")
+    if args.got:
+        mismatch = compare(load_result(args.got), expected)
+        if mismatch is None:
+            print(f"{args.got}: 기대한 결과와 같습니다 (허용 오차 안).")
+            return 0
+        print(f"{args.got}: {mismatch.problem}")
+        if mismatch.expected:
+            print(f"  기대: {mismatch.expected}")
+        if mismatch.got:
+            print(f"  받음: {mismatch.got}")
+        return 1
     return 0
 
 

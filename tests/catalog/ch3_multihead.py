@@ -83,6 +83,25 @@ def softmax__log_sum_exp(x):
     return np.exp(x - log_sum)
 
 
+@catalog.variant
+def softmax__float32(x):
+    # Deep-learning code keeps activations in float32: the result is float32 too.
+    x = np.asarray(x, dtype=np.float32)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@catalog.variant
+def softmax__exp_minus_logsumexp_float32(x):
+    # scipy.special.softmax's form, exp(x - logsumexp(x)), in float32.
+    def logsumexp(a):
+        m = a.max(axis=-1, keepdims=True)
+        return m + np.log(np.exp(a - m).sum(axis=-1, keepdims=True))
+
+    x = x.astype(np.float32)
+    return np.exp(x - logsumexp(x))
+
+
 # ---------------------------------------------------------------- split_heads
 
 
@@ -205,6 +224,23 @@ def scaled_dot_product_attention__swapaxes_method(Q, K, V):
     return weights @ V, weights
 
 
+@catalog.variant
+def scaled_dot_product_attention__sqrt_d_k_in_float32(Q, K, V):
+    # The TensorFlow tutorial's and cs231n's idiom: √d_k of d_k cast to float32.
+    d_k = np.float32(Q.shape[-1])
+    weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k))
+    return weights @ V, weights
+
+
+@catalog.variant
+def scaled_dot_product_attention__float32(Q, K, V):
+    # Inputs cast to float32 and results returned as float32.
+    Q, K, V = (A.astype(np.float32) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(np.float32(Q.shape[-1]))
+    weights = softmax(scores).astype(np.float32)
+    return (weights @ V).astype(np.float32), weights
+
+
 # ---------------------------------------------------------------- merge_heads
 
 
@@ -297,6 +333,18 @@ def multi_head_attention__per_head_weight_slices(X, W_Q, W_K, W_V, W_O, h):
         outputs.append(out_i)
         weights.append(weights_i)
     return np.concatenate(outputs, axis=1) @ W_O, np.stack(weights)
+
+
+@catalog.variant
+def multi_head_attention__float32(X, W_Q, W_K, W_V, W_O, h):
+    # Inputs cast to float32 and results returned as float32.
+    X, W_Q, W_K, W_V, W_O = (A.astype(np.float32) for A in (X, W_Q, W_K, W_V, W_O))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    heads_out, weights = scaled_dot_product_attention(
+        split_heads(Q, h), split_heads(K, h), split_heads(V, h)
+    )
+    output = merge_heads(heads_out) @ W_O
+    return output.astype(np.float32), weights.astype(np.float32)
 
 
 # ---------------------------------------------------------------- mha_param_count

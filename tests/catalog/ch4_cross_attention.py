@@ -322,6 +322,42 @@ def scaled_dot_product_attention__additive_mask(Q, K, V, mask=None):
     return weights @ V, weights
 
 
+@catalog.variant
+def scaled_dot_product_attention__sqrt_d_k_in_float32(Q, K, V, mask=None):
+    # The TensorFlow tutorial's and cs231n's idiom: √d_k of d_k cast to float32.
+    d_k = np.float32(Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+@catalog.variant
+def scaled_dot_product_attention__masked_fill_float32(Q, K, V, mask=None):
+    # PyTorch's scores.masked_fill(mask == 0, -1e9), all in float32: exp(-1e9) is 0.0 there too.
+    Q, K, V = (A.astype(np.float32) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(np.float32(Q.shape[-1]))
+    if mask is not None:
+        scores = np.where(mask == 0, np.float32(-1e9), scores)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return (weights @ V).astype(np.float32), weights.astype(np.float32)
+
+
+@catalog.variant
+def scaled_dot_product_attention__exp_minus_logsumexp(Q, K, V, mask=None):
+    # softmax as exp(scores - logsumexp(scores)); exp(-inf - lse) is exactly 0.
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    logsumexp = m + np.log(np.exp(scores - m).sum(axis=-1, keepdims=True))
+    weights = np.exp(scores - logsumexp)
+    return weights @ V, weights
+
+
 # ---------------------------------------------------------------- causal_mask
 
 
@@ -424,6 +460,18 @@ def masked_self_attention__per_head_weight_slices(X, W_Q, W_K, W_V, W_O, h):
         outputs.append(out_i)
         weights.append(weights_i)
     return np.concatenate(outputs, axis=1) @ W_O, np.stack(weights)
+
+
+@catalog.variant
+def masked_self_attention__float32(X, W_Q, W_K, W_V, W_O, h):
+    # Inputs cast to float32 and results returned as float32.
+    X, W_Q, W_K, W_V, W_O = (A.astype(np.float32) for A in (X, W_Q, W_K, W_V, W_O))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    heads_out, weights = scaled_dot_product_attention(
+        split_heads(Q, h), split_heads(K, h), split_heads(V, h), mask=causal_mask(X.shape[0])
+    )
+    output = merge_heads(heads_out) @ W_O
+    return output.astype(np.float32), weights.astype(np.float32)
 
 
 # ---------------------------------------------------------------- multi_head_cross_attention
@@ -532,3 +580,18 @@ def multi_head_cross_attention__loop_per_head(X_dec, H_enc, W_Q, W_K, W_V, W_O, 
         outputs.append(out_i)
         weights.append(weights_i)
     return np.hstack(outputs) @ W_O, np.stack(weights)
+
+
+@catalog.variant
+def multi_head_cross_attention__float32(X_dec, H_enc, W_Q, W_K, W_V, W_O, h, enc_mask=None):
+    # Inputs cast to float32 and results returned as float32.
+    X_dec, H_enc, W_Q, W_K, W_V, W_O = (
+        A.astype(np.float32) for A in (X_dec, H_enc, W_Q, W_K, W_V, W_O)
+    )
+    Q, K, V = X_dec @ W_Q, H_enc @ W_K, H_enc @ W_V
+    mask = None if enc_mask is None else enc_mask[np.newaxis, np.newaxis, :]
+    heads_out, weights = scaled_dot_product_attention(
+        split_heads(Q, h), split_heads(K, h), split_heads(V, h), mask=mask
+    )
+    output = merge_heads(heads_out) @ W_O
+    return output.astype(np.float32), weights.astype(np.float32)
