@@ -24,6 +24,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from coursekit.grading import gradebook, incidents, worker
+from coursekit.grading.execute import UNSAFE_WARNING
+from coursekit.sandbox import policy
 
 
 def parse_args(argv):
@@ -38,6 +40,11 @@ def parse_args(argv):
     parser.add_argument("--notebook-timeout", type=int, help="seconds per notebook")
     parser.add_argument("--memory-mb", type=int, help="address-space cap per kernel (MiB)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run learner code WITHOUT the bubblewrap sandbox (only for code you trust)",
+    )
     return parser.parse_args(argv)
 
 
@@ -49,6 +56,8 @@ def nbgrader_args(args, db_url: str) -> list[str]:
         extra.append(f"--SandboxedExecute.notebook_timeout={args.notebook_timeout}")
     if args.memory_mb:
         extra.append(f"--SandboxedExecute.memory_limit_mb={args.memory_mb}")
+    if args.unsafe_no_sandbox:
+        extra.append("--SandboxedExecute.unsafe_no_sandbox=True")
     return extra
 
 
@@ -79,6 +88,14 @@ def progress_line(done: int, total: int, outcome: worker.Outcome, found: list[di
 def main(argv=None) -> int:
     args = parse_args(argv)
     root = args.root.resolve()
+    if args.unsafe_no_sandbox:
+        print(f"경고: {UNSAFE_WARNING}", file=sys.stderr)
+    else:
+        try:
+            policy.check_available()
+        except policy.SandboxUnavailableError as error:
+            print(f"채점을 시작하지 않았습니다: {error}", file=sys.stderr)
+            return 2
     course = gradebook.course_settings(root)
     db_url = gradebook.with_busy_timeout(course.db_url)
     tasks = find_submissions(root, set(args.assignments), set(args.student or ()))
