@@ -1,4 +1,9 @@
-"""Wrong split_heads that patches np.allclose, np.testing and a builtin during each call."""
+"""Wrong split_heads that patches np.allclose, np.testing and a builtin during each call.
+
+Every call patches the kernel again, so the kernel's own runs of the visible
+split_heads_seed and mha_seed_example pass; the grader's runs, in a process
+the patches never reach, fail both.
+"""
 
 from tests.hostile import SPLIT_HEADS_LOSSES
 
@@ -18,4 +23,4 @@ def split_heads(M, h):
     return np.zeros((h, M.shape[0], M.shape[1] // h))
 """
 ZERO = SPLIT_HEADS_LOSSES
-INCIDENT = "FreshRunFailed"
+INCIDENT = "TrustedCheckFailed"

@@ -1,11 +1,17 @@
-"""Wrong split_heads, and a fake grader_tests/ package shipped next to the notebook."""
+"""Wrong split_heads, and a fake grader_tests/ package shipped next to the notebook.
+
+The kernel's copy of the submission folder has the fake package, but hidden
+checks never run in the kernel, and the grader imports its own grader_tests:
+the hidden cells fail as for any wrong split_heads, with the check's own
+message (no incident).
+"""
 
 from tests.hostile import SPLIT_HEADS_LOSSES, WRONG_SPLIT_HEADS
 
 FUNCTION = "split_heads"
 SOURCE = WRONG_SPLIT_HEADS
 ZERO = SPLIT_HEADS_LOSSES
-INCIDENT = "FreshRunFailed"
+INCIDENT = None
 
 FAKE_CHECKS = """
 def __getattr__(name):
