@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit import submissions
-from coursekit.course import COURSE_ID, Course
+from coursekit.course import Course
 from coursekit.grading import gradebook
 from coursekit.release import venv_environment
 
@@ -138,7 +138,9 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         floor_s = timed(lambda: list(pool.map(execute, paths)))
 
-    same = gradebook.dump(stock.db_url, COURSE_ID) == gradebook.dump(parallel.db_url, COURSE_ID)
+    same = gradebook.dump(stock.db_url, stock.course_id) == gradebook.dump(
+        parallel.db_url, parallel.course_id
+    )
     print()
     print(f"notebooks graded           {notebooks}")
     print(f"stock autograde            {stock_s:7.1f} s  ({stock_s / notebooks:.2f} s/notebook)")

@@ -1,16 +1,23 @@
-"""A course root on disk, driven through stock nbgrader commands and its gradebook."""
+"""A course root on disk, driven through stock nbgrader commands and its gradebook.
+
+The course's settings (course id, gradebook URL, exchange, folders) have one
+owner: the root's nbgrader_config.py, read here once through nbgrader's own
+CourseDirectory, exactly as every stock nbgrader command reads it.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
 
 from coursekit.release import nbgrader
-
-COURSE_ID = "transformer-peft"
 
 
 def contract_functions(assignment: str) -> list[str]:
@@ -18,13 +25,38 @@ def contract_functions(assignment: str) -> list[str]:
     return list(importlib.import_module(f"solutions.{assignment}").__all__)
 
 
+def load_config(root: Path) -> Config:
+    """The course root's nbgrader_config.py, as nbgrader loads it."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+
+
 class Course:
     def __init__(self, root: Path):
         self.root = Path(root)
 
+    @functools.cached_property
+    def config(self) -> Config:
+        return load_config(self.root)
+
+    @functools.cached_property
+    def coursedir(self) -> CourseDirectory:
+        return CourseDirectory(config=self.config)
+
+    @property
+    def course_id(self) -> str:
+        return self.coursedir.course_id
+
     @property
     def db_url(self) -> str:
-        return f"sqlite:///{self.root / 'gradebook.db'}"
+        """The gradebook URL nbgrader uses (COURSE_GRADEBOOK_URL can name PostgreSQL)."""
+        return self.coursedir.db_url
+
+    @property
+    def exchange_root(self) -> Path:
+        return Path(self.config.Exchange.root)
+
+    def gradebook(self) -> Gradebook:
+        return Gradebook(self.db_url, self.course_id)
 
     def assignments(self) -> list[str]:
         return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir())
@@ -64,7 +96,7 @@ class Course:
     def scores(self, assignment: str) -> dict[str, dict[str, float | None]]:
         """learner -> grade_id -> auto score (None where a TA must grade)."""
         notebook = Path(self.notebook_name(assignment)).stem
-        with Gradebook(self.db_url, COURSE_ID) as gb:
+        with self.gradebook() as gb:
             result = {}
             for submission in gb.assignment_submissions(assignment):
                 nb = gb.find_submission_notebook(notebook, assignment, submission.student.id)
@@ -73,7 +105,7 @@ class Course:
 
     def max_scores(self, assignment: str) -> dict[str, float]:
         """grade_id -> points, in notebook order."""
-        with Gradebook(self.db_url, COURSE_ID) as gb:
+        with self.gradebook() as gb:
             nb = gb.find_notebook(Path(self.notebook_name(assignment)).stem, assignment)
             return {cell.name: cell.max_score for cell in nb.grade_cells}
 

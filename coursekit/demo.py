@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
 
 from coursekit import exchange, submissions
-from coursekit.course import COURSE_ID, Course
+from coursekit.course import Course
 from coursekit.instructor import Instructor
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +114,6 @@ class Cycle:
         self.course = Course(root)
         self.root = Path(root)
         self.log = log
-        self.exchange = self.root / "exchange"
         self.workspaces = self.root / "demo" / "learners"
         self.instructor = Instructor(self.root)
 
@@ -123,16 +121,16 @@ class Cycle:
         """fetch → fill in the notebook → submit, as this learner."""
         workspace = self.workspaces / learner.student
         shutil.rmtree(workspace / assignment, ignore_errors=True)
-        folder = exchange.fetch(self.exchange, workspace, learner.student, assignment)
+        folder = exchange.fetch(self.course, workspace, learner.student, assignment)
         (path,) = folder.glob("*.ipynb")
         fetched = nbformat.read(path, as_version=4)
         source = self.course.source_notebook(assignment)
         nb = submissions.fill(fetched, source, replace=learner.replace, blank=learner.blank)
         nbformat.write(nb, path)
-        exchange.submit(self.exchange, workspace, learner.student, assignment)
+        exchange.submit(self.course, workspace, learner.student, assignment)
 
     def set_due_date(self, assignment: str, when: datetime.datetime | None) -> None:
-        with Gradebook(self.course.db_url, COURSE_ID) as gb:
+        with self.course.gradebook() as gb:
             gb.update_or_create_assignment(assignment, duedate=when)
 
     def submitted(self, assignment: str) -> list[str]:

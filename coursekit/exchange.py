@@ -14,23 +14,23 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
 from traitlets.config import Config
 
-COURSE_ID = "transformer-peft"
+from coursekit.course import Course
 
 
-def _config(exchange: Path, workspace: Path, student: str, assignment: str) -> Config:
+def _config(course: Course, workspace: Path, student: str, assignment: str) -> Config:
     config = Config()
-    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.course_id = course.course_id
     config.CourseDirectory.assignment_id = assignment
     config.CourseDirectory.student_id = student
-    config.Exchange.root = str(exchange)
+    config.Exchange.root = str(course.exchange_root)
     # The submit cache would otherwise go to the real user's ~/.local/share.
     config.Exchange.cache = str(workspace.parent / ".nbgrader_cache")
     config.Exchange.assignment_dir = str(workspace)
     return config
 
 
-def _run(kind, exchange: Path, workspace: Path, student: str, assignment: str) -> None:
-    config = _config(exchange, workspace, student, assignment)
+def _run(kind, course: Course, workspace: Path, student: str, assignment: str) -> None:
+    config = _config(course, workspace, student, assignment)
     app = kind(
         coursedir=CourseDirectory(config=config),
         authenticator=Authenticator(config=config),
@@ -39,13 +39,13 @@ def _run(kind, exchange: Path, workspace: Path, student: str, assignment: str) -
     app.start()
 
 
-def fetch(exchange: Path, workspace: Path, student: str, assignment: str) -> Path:
+def fetch(course: Course, workspace: Path, student: str, assignment: str) -> Path:
     """`nbgrader fetch_assignment` into the learner's workspace; returns the fetched folder."""
     workspace.mkdir(parents=True, exist_ok=True)
-    _run(ExchangeFetchAssignment, exchange, workspace, student, assignment)
+    _run(ExchangeFetchAssignment, course, workspace, student, assignment)
     return workspace / assignment
 
 
-def submit(exchange: Path, workspace: Path, student: str, assignment: str) -> None:
+def submit(course: Course, workspace: Path, student: str, assignment: str) -> None:
     """`nbgrader submit --student <student>` of the learner's fetched folder."""
-    _run(ExchangeSubmit, exchange, workspace, student, assignment)
+    _run(ExchangeSubmit, course, workspace, student, assignment)

@@ -18,11 +18,12 @@ from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins.export import CsvExportPlugin
 from sqlalchemy.exc import SAWarning
-from traitlets.config.loader import PyFileConfigLoader
+
+from coursekit.course import load_config
 
 
 def course_config(root: Path):
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    config = load_config(root)
     config.ExchangeReleaseAssignment.force = True  # re-releasing replaces the old release
     return config
 

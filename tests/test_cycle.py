@@ -7,6 +7,7 @@ import json
 import pytest
 
 from coursekit import submissions
+from coursekit.course import Course
 from coursekit.demo import simulated_class
 from tests.demo_class import GROUP, DemoRun
 
@@ -51,7 +52,8 @@ def test_every_learner_gets_feedback_with_their_diagnosis(demo_run: DemoRun):
             if learner.replace and "카탈로그 실수" in learner.plan:
                 key = learner.plan.rsplit("/", 1)[1]
                 assert f"[{key}]" in html, f"{learner.student}: no [{key}] in feedback"
-        released = demo_run.root / "exchange" / "transformer-peft" / "feedback"
+        course = Course(demo_run.root)
+        released = course.exchange_root / course.course_id / "feedback"
         assert len(list(released.rglob("*.html"))) >= 2 * len(simulated_class(assignment))
 
 
@@ -68,7 +70,8 @@ def solution_lines(notebook_text: str) -> list[str]:
 
 
 def learner_facing_files(root):
-    exchange = root / "exchange" / "transformer-peft"
+    course = Course(root)
+    exchange = course.exchange_root / course.course_id
     yield from (root / "feedback").rglob("*.html")
     yield from (exchange / "feedback").rglob("*.html")
     yield from (exchange / "outbound").rglob("*.ipynb")

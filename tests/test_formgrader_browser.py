@@ -13,9 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
 
-from coursekit.course import COURSE_ID, Course
+from coursekit.course import Course
 from coursekit.release import venv_environment
 from tests.demo_class import GROUP, DemoRun
 
@@ -69,7 +68,7 @@ def lab(demo_run: DemoRun, tmp_path):
 
 
 def manual_score(root: Path) -> float | None:
-    with Gradebook(Course(root).db_url, COURSE_ID) as gb:
+    with Course(root).gradebook() as gb:
         grade = gb.find_grade(MANUAL_CELL, NOTEBOOK, ASSIGNMENT, LEARNER)
         return grade.manual_score
 

@@ -20,7 +20,6 @@ from tests.catalog_support import catalogs
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-COURSE_ID = "transformer-peft"
 
 pytestmark = pytest.mark.xdist_group("grade_parallel")
 
@@ -67,8 +66,8 @@ def test_make_grade_succeeds(both):
 
 def test_gradebook_equals_stock_autograde(both):
     stock, parallel, _ = both
-    expected = gradebook.dump(stock.db_url, COURSE_ID)
-    got = gradebook.dump(parallel.db_url, COURSE_ID)
+    expected = gradebook.dump(stock.db_url, stock.course_id)
+    got = gradebook.dump(parallel.db_url, parallel.course_id)
     assert len(expected) == 4
     assert got == expected
 

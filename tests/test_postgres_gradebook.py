@@ -26,17 +26,7 @@ ASSIGNMENT = "ch3_multihead"
 pytestmark = pytest.mark.xdist_group("postgres")
 
 
-class PostgresCourse(CourseSandbox):
-    def __init__(self, path: Path, db_url: str):
-        self.url = db_url
-        super().__init__(path)
-
-    @property
-    def db_url(self) -> str:
-        return self.url
-
-
-def submit_class(course: PostgresCourse):
+def submit_class(course: CourseSandbox):
     release, source = course.release_notebook(ASSIGNMENT), course.source_notebook(ASSIGNMENT)
     mistake = catalogs()[ASSIGNMENT].mistakes[1]
     course.submit("reference", ASSIGNMENT, submissions.fill(release, source))
@@ -52,7 +42,7 @@ def graded(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch, postgres_server.server() as url:
         patch.setenv("COURSE_GRADEBOOK_URL", url)  # read by nbgrader_config.py in every command
         (workdir / "course").mkdir()
-        course = PostgresCourse(workdir / "course", url)
+        course = CourseSandbox(workdir / "course")  # its gradebook URL comes from the config
         course.generate(ASSIGNMENT)
         mistake = submit_class(course)
         run = subprocess.run(
@@ -70,6 +60,23 @@ def test_the_gradebook_is_postgresql_and_no_sqlite_file_appears(graded):
     course, run, *_ = graded
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert course.db_url.startswith("postgresql+psycopg2://")
+    assert not (course.root / "gradebook.db").exists()
+
+
+def test_the_ta_report_reads_the_postgresql_gradebook(graded):
+    course, _, mistake, *_ = graded
+    report = subprocess.run(
+        [sys.executable, "-m", "coursekit.report", ASSIGNMENT, "--root", str(course.root)],
+        cwd=ROOT,
+        env=venv_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    table = (course.root / "reports" / f"{ASSIGNMENT}.csv").read_text(encoding="utf-8")
+    for learner in ("reference", "blank-release", mistake.student_id):
+        assert learner in table
     assert not (course.root / "gradebook.db").exists()
 
 

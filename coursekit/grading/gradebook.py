@@ -12,8 +12,8 @@ import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from sqlalchemy.exc import SAWarning
-from traitlets.config.loader import PyFileConfigLoader
 
+from coursekit.course import Course
 from coursekit.grading import incidents
 
 SQLITE_BUSY_TIMEOUT = 120  # seconds a worker waits for another one's write
@@ -27,9 +27,8 @@ class CourseSettings:
 
 def course_settings(root: Path) -> CourseSettings:
     """The gradebook URL and course id exactly as stock nbgrader reads them."""
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    coursedir = CourseDirectory(config=config)
-    return CourseSettings(coursedir.db_url, coursedir.course_id)
+    course = Course(root)
+    return CourseSettings(course.db_url, course.course_id)
 
 
 def with_busy_timeout(db_url: str) -> str:

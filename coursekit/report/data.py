@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook
 
-from coursekit.course import COURSE_ID, Course
+from coursekit.course import Course
 
 # The hidden checks' message format (grader_tests/core.py failure_message).
 HEADLINE = re.compile(r"\[(\w+)\] (.+?): (\d+)개 사례 중 (\d+)개가 틀렸습니다\.")
@@ -82,7 +81,7 @@ class AssignmentData:
 def read_assignment(root: Path, assignment: str) -> AssignmentData:
     course = Course(root)
     notebook = Path(course.notebook_name(assignment)).stem
-    with Gradebook(course.db_url, COURSE_ID) as gb:
+    with course.gradebook() as gb:
         nb = gb.find_notebook(notebook, assignment)
         cells = {c.name: c.max_score for c in nb.grade_cells if c.cell_type == "code"}
         manual = {c.name: c.max_score for c in nb.grade_cells if c.cell_type != "code"}
