@@ -30,13 +30,12 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit import submissions
+from coursekit import cells, submissions
 from coursekit.course import Course
 from coursekit.grading import gradebook
 from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_TAG = "skip-autograde"
 
 
 def copy_course(path: Path) -> Course:
@@ -87,7 +86,7 @@ def execute(path: str) -> None:
         timeout=30,
         kernel_name="python3",
         allow_errors=True,
-        skip_cells_with_tag=SKIP_TAG,
+        skip_cells_with_tag=cells.SKIP_TAG,
         resources={"metadata": {"path": os.path.dirname(path)}},
     )
     client.execute()

@@ -1,8 +1,8 @@
 """nbgrader preprocessors that this course adds through nbgrader_config.py."""
 
-from nbgrader import utils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Unicode
+
+from coursekit import cells
 
 # ANSI red, as IPython colours an exception name.
 _RED, _RESET = "\x1b[0;31m", "\x1b[0m"
@@ -18,7 +18,7 @@ class SanitizeHiddenTracebacks(NbGraderPreprocessor):
     """
 
     def preprocess_cell(self, cell, resources, cell_index):
-        if utils.is_grade(cell) and not utils.is_solution(cell) and cell.cell_type == "code":
+        if cells.is_test(cell):
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
                     output.traceback = [f"{_RED}{output.ename}{_RESET}: {output.evalue}"]
@@ -33,9 +33,7 @@ class ExecuteSkippingDisplays(Execute):
     notebook's grading time. The learner saw the drawing in their own run.
     """
 
-    skip_tag = Unicode("skip-autograde", help="cells with this tag are not run").tag(config=True)
-
     def preprocess_cell(self, cell, resources, index):
-        if self.skip_tag in cell.metadata.get("tags", []):
+        if cells.is_skipped(cell):
             return cell, resources
         return super().preprocess_cell(cell, resources, index)

@@ -12,17 +12,10 @@ import re
 
 import nbformat
 
+from coursekit.cells import grade_id, is_answer
+
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
-
-
-def grade_id(cell) -> str | None:
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def is_answer(cell) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return bool(meta.get("solution"))
 
 
 def without_markers(source: str) -> str:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import nbformat
 
+from coursekit import cells
+
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
@@ -50,10 +52,7 @@ def synced_source(source: str, module) -> str:
 
 
 def answer_cells(nb):
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution") and not meta.get("grade"):
-            yield cell
+    yield from (cell for cell in nb.cells if cells.is_code_answer(cell))
 
 
 def sync_notebook(path: Path, write: bool) -> list[str]:

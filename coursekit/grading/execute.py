@@ -32,7 +32,8 @@ from nbclient.util import run_sync
 from nbgrader.api import Gradebook, MissingEntry
 from traitlets import Bool, Integer
 
-from coursekit.grading import cells, incidents
+from coursekit import cells
+from coursekit.grading import incidents
 from coursekit.grading.trusted import TrustedNotebook
 from coursekit.preprocessors import ExecuteSkippingDisplays
 from coursekit.sandbox import policy
@@ -157,7 +158,7 @@ class SandboxedExecute(ExecuteSkippingDisplays):
             return cell, resources
         if is_test:
             self._judge(cell, hidden=visible != source)
-        elif cells.is_setup(cell, self._setup_sources):
+        elif cells.is_trusted_setup(cell, self._setup_sources):
             self._trusted.run_setup(source)
         return cell, resources
 

@@ -13,6 +13,7 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from sqlalchemy.exc import SAWarning
 
+from coursekit import cells
 from coursekit.course import Course
 from coursekit.grading import incidents
 
@@ -94,8 +95,7 @@ def write_unreadable_notebooks(root: Path, assignment: str, student: str, reason
     for path in sorted((root / "release" / assignment).glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            if cells.is_test(cell):
                 cell.outputs = [incidents.error_output(incidents.INVALID_NOTEBOOK, reason)]
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / path.name)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 
+from coursekit import cells
 from coursekit.course import Course
 
 # The hidden checks' message format (grader_tests/core.py failure_message).
@@ -112,11 +113,8 @@ def notebook_code(course: Course, student: str, assignment: str) -> tuple[list[s
     path = course.root / "autograded" / student / assignment / course.notebook_name(assignment)
     setup, answers = [], []
     for cell in nbformat.read(path, as_version=4).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code":
-            continue
-        if meta.get("solution"):
+        if cells.is_code_answer(cell):
             answers.append(cell.source)
-        elif meta.get("grade_id", "").startswith("seed_setup"):
+        elif cells.is_setup(cell) and not cells.is_skipped(cell):
             setup.append(cell.source)
     return setup, answers

@@ -1,0 +1,73 @@
+"""What a notebook cell is — answer, test, setup, drawing — decided in one place.
+
+nbgrader's metadata says it (`nbgrader.solution`, `nbgrader.grade`,
+`nbgrader.locked`); every module of the course asks here instead of reading
+the metadata itself.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from nbgrader import utils
+from nbgrader.preprocessors import ClearHiddenTests
+
+# Drawing cells (heatmaps) earn nothing and are not run while grading.
+SKIP_TAG = "skip-autograde"
+
+
+def grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def is_answer(cell) -> bool:
+    """A cell the learner fills in (code or a written answer)."""
+    return utils.is_solution(cell)
+
+
+def is_code_answer(cell) -> bool:
+    """An answer cell with code, graded by the test cells after it (not by itself)."""
+    return cell.cell_type == "code" and utils.is_solution(cell) and not utils.is_grade(cell)
+
+
+def is_test(cell) -> bool:
+    """An autograded test cell."""
+    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+def is_setup(cell) -> bool:
+    """A locked code cell of the instructor's that is neither an answer nor a test."""
+    return (
+        cell.cell_type == "code"
+        and utils.is_locked(cell)
+        and not utils.is_grade(cell)
+        and not utils.is_solution(cell)
+    )
+
+
+def is_trusted_setup(cell, setup_sources: set[str]) -> bool:
+    """A setup cell whose source is the instructor's as the gradebook knows it.
+
+    While grading, the metadata is the learner's file: only the source, checked
+    against the gradebook, makes a cell the instructor's.
+    """
+    return cell.cell_type == "code" and cell.source in setup_sources and not is_test(cell)
+
+
+def is_skipped(cell) -> bool:
+    return SKIP_TAG in cell.metadata.get("tags", [])
+
+
+def visible_source(cell, config=None) -> str:
+    """The test cell's source without its hidden region: what the learner was given."""
+    shown = copy.deepcopy(cell)
+    ClearHiddenTests(config=config)._remove_hidden_test_region(shown)
+    return shown.source
+
+
+def passed(cell) -> bool:
+    """nbgrader's rule: a test cell passes when it has no error and no stderr output."""
+    return not any(
+        out.output_type == "error" or (out.output_type == "stream" and out.name == "stderr")
+        for out in cell.get("outputs", [])
+    )
