@@ -1,4 +1,4 @@
-"""`make bench`: one class graded three ways, timed side by side.
+"""`make bench`: one class graded four ways, timed side by side.
 
     python -m coursekit.bench [--learners 30] [--jobs N]
 
@@ -9,10 +9,12 @@ submissions are then graded in scratch copies of the course (build/bench/):
 1. stock: `nbgrader autograde <assignment>` for each assignment, one after
    the other, as the README's instructor steps do;
 2. make grade: `python -m coursekit.grading -j N`;
-3. floor: the graded notebooks (hidden tests restored, outputs cleared)
+3. make grade --unsafe-no-sandbox: the same, without bubblewrap, to show what
+   the sandbox costs;
+4. floor: the graded notebooks (hidden tests restored, outputs cleared)
    executed with bare nbclient in N parallel processes, no nbgrader at all.
 
-It prints the three wall-clock times, stock ÷ make grade (target ≥ 1.8 on 2
+It prints the wall-clock times, stock ÷ make grade (target ≥ 1.8 on 2
 cores) and make grade ÷ floor (target ≤ 1.5), and whether the two gradebooks
 are identical.
 """
@@ -132,6 +134,16 @@ def main(argv=None) -> int:
     grade_s = timed(
         lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
     )
+    unsafe = copy_course(args.work / "unsandboxed")
+    shutil.copytree(stock.root / "submitted", unsafe.root / "submitted")
+    for assignment in unsafe.assignments():
+        unsafe.generate(assignment)
+    print(f"make grade -j {args.jobs} --unsafe-no-sandbox (to measure the sandbox) …", flush=True)
+    command = [sys.executable, "-m", "coursekit.grading", "--root", str(unsafe.root)]
+    command += ["-j", str(args.jobs), "--quiet", "--unsafe-no-sandbox"]
+    unsafe_s = timed(
+        lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
+    )
     print(f"bare nbclient, {args.jobs} processes …", flush=True)
     paths = floor_notebooks(stock, args.work / "floor")
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -144,7 +156,10 @@ def main(argv=None) -> int:
     print(f"notebooks graded           {notebooks}")
     print(f"stock autograde            {stock_s:7.1f} s  ({stock_s / notebooks:.2f} s/notebook)")
     print(f"make grade -j {args.jobs:<2}           {grade_s:7.1f} s")
+    print(f"  without the sandbox      {unsafe_s:7.1f} s")
     print(f"floor (bare nbclient -j {args.jobs}) {floor_s:7.1f} s")
+    sandbox_cost = (grade_s - unsafe_s) * args.jobs / notebooks
+    print(f"sandbox's cost             {sandbox_cost:7.2f} s per notebook (CPU-seconds, ±noise)")
     print(f"stock / make grade         {stock_s / grade_s:7.2f}×   (target ≥ 1.8)")
     print(f"make grade / floor         {grade_s / floor_s:7.2f}×   (target ≤ 1.5)")
     print(f"gradebooks identical       {'yes' if same else 'NO'}")
