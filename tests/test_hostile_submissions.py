@@ -1,31 +1,128 @@
 """Hostile and tampering submissions: graded, losing exactly their affected cells, with a reason.
 
-One `make grade` run (python -m coursekit.grading) grades the reference and
-every scenario of tests/hostile/ together in a scratch copy of the course,
-with short caps so the stuck kernels cost seconds.
+One `make grade` run (python -m coursekit.grading) grades every scenario of
+tests/hostile/ together with an honest reference learner and a learner with
+a catalogued mistake graded after all of them, in a scratch copy of the
+course (which, like a real deployment, also holds grader_tests/ and
+solutions/), with short caps so the stuck kernels cost seconds. Besides the
+scores, the run must leave the course and every submission byte-identical,
+show no hidden test, reference or classmate's answer in an attacker's
+autograded notebook or feedback, accept no connection on the loopback port
+the test listens on, leave no sandbox process behind and put nothing on the
+grading machine's disk.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import html
 import json
+import os
 import re
+import secrets
+import shutil
+import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from coursekit import submissions
+from coursekit.sandbox import policy
 from tests.course_sandbox import CourseSandbox
-from tests.hostile import ASSIGNMENT, scenarios
+from tests.hostile import (
+    ASSIGNMENT,
+    SPLIT_HEADS_LOSSES,
+    WRONG_LEARNER,
+    WRONG_LEARNER_SPLIT_HEADS,
+    render,
+    scenarios,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = scenarios()
+LEARNERS = sorted([*SCENARIOS, "reference", WRONG_LEARNER])
 HANGUL = re.compile(r"[가-힣]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+TAG = re.compile(r"<[^>]*>")
+# What grading itself writes into the course root; everything else must not change.
+GRADING_OUTPUTS = frozenset({"gradebook.db", "autograded", "reports", "feedback"})
+# Files that a course deployment keeps next to nbgrader_config.py and that the
+# learner's code must never see or change.
+SECRET_FOLDERS = ("grader_tests", "solutions")
+# A line of those files shorter than this is too common to count as a leak.
+MIN_SECRET_LINE = 20
+DISK_DROP_LIMIT = 100 * 2**20
 
 pytestmark = pytest.mark.xdist_group("hostile")
+
+
+class DiskWatch:
+    """The largest drop of free space, sampled every 0.2 s, on the file systems of `paths`."""
+
+    def __init__(self, *paths: Path):
+        by_device = {os.stat(path).st_dev: path for path in paths}
+        self.paths = list(by_device.values())
+        self.before = [shutil.disk_usage(path).free for path in self.paths]
+        self.lowest = list(self.before)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        for index, path in enumerate(self.paths):
+            self.lowest[index] = min(self.lowest[index], shutil.disk_usage(path).free)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            self._sample()
+
+    def largest_drop(self) -> int:
+        self._stop.set()
+        self._thread.join(5)
+        self._sample()
+        pairs = zip(self.before, self.lowest, strict=True)
+        return max(before - lowest for before, lowest in pairs)
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that hands the reference split_heads to whoever connects."""
+
+    def __init__(self, payload: bytes):
+        self.payload, self.accepted = payload, []
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, peer = self.server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted.append(peer)
+            with connection, contextlib.suppress(OSError):
+                connection.sendall(self.payload)
+
+    def close(self) -> list:
+        self._stop.set()
+        self._thread.join(5)
+        self.server.close()
+        return list(self.accepted)
 
 
 @dataclass
@@ -35,50 +132,212 @@ class Graded:
     scores: dict[str, dict[str, float | None]]
     max_scores: dict[str, float]
     incidents: dict[str, list[dict]]
+    context: dict[str, str]
+    markers: dict[str, str]
+    files_before: dict[str, str]
+    files_after: dict[str, str]
+    accepted: list
+    leftover: list[str]
+    disk_drop: int
+    feedback: list[subprocess.CompletedProcess]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def course_files(root: Path) -> dict[str, str]:
+    """relative path -> digest of content and mode, for every entry but grading's outputs."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        relative = Path(folder).relative_to(root)
+        if relative == Path("."):
+            dirs[:] = [d for d in dirs if d not in GRADING_OUTPUTS]
+            files = [f for f in files if f not in GRADING_OUTPUTS]
+        for name in dirs + files:
+            path = Path(folder) / name
+            info = path.lstat()
+            if path.is_symlink():
+                digest = "link:" + os.readlink(path)
+            elif path.is_file():
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                digest = "dir"
+            found[str(relative / name)] = f"{oct(info.st_mode)} {digest}"
+    return found
+
+
+def processes() -> list[tuple[int, int, str]]:
+    done = subprocess.run(["ps", "-eo", "pid=,uid=,args="], capture_output=True, text=True)
+    rows = []
+    for line in done.stdout.splitlines():
+        pid, uid, *args = line.split(None, 2)
+        rows.append((int(pid), int(uid), args[0] if args else ""))
+    return rows
+
+
+def lease_is_held(uid: int) -> bool:
+    """Whether a live sandbox holds `uid` of the pool (policy.UidLease's lock file)."""
+    path = policy.UidLease.folder / f"{uid}.lock"
+    try:
+        handle = open(path, "a")  # noqa: SIM115 -- closed below
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def leftover_processes(marker: str, wait: float = 15) -> list[str]:
+    """Processes of this run's sandboxes still alive: a pool uid no sandbox holds, or the marker."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = [
+            f"{pid} uid {uid}: {args[:120]}"
+            for pid, uid, args in processes()
+            if marker in args or (uid in policy.UID_POOL and not lease_is_held(uid))
+        ]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
+def submit(sandbox: CourseSandbox, name: str, nb, tamper=None, corrupt=None) -> None:
+    folder = sandbox.root / "submitted" / name / ASSIGNMENT
+    folder.mkdir(parents=True)
+    if tamper:
+        tamper(nb, folder)
+    path = folder / sandbox.notebook_name(ASSIGNMENT)
+    nbformat.write(nb, path)
+    if corrupt:
+        corrupt(path)
+
+
+def build_class(sandbox: CourseSandbox, context: dict[str, str], markers: dict[str, str]) -> None:
+    sandbox.generate(ASSIGNMENT)
+    for folder in SECRET_FOLDERS:
+        shutil.copytree(
+            ROOT / folder, sandbox.root / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    release, source = sandbox.release_notebook(ASSIGNMENT), sandbox.source_notebook(ASSIGNMENT)
+    reference_split_heads = submissions.reference_answers(source)["split_heads_answer"]
+    classmates = {"reference": reference_split_heads, WRONG_LEARNER: WRONG_LEARNER_SPLIT_HEADS}
+    for name, answer in classmates.items():
+        marked = f"{answer.rstrip()}\n\n# {markers[name]}\n"
+        submit(sandbox, name, submissions.fill(release, source, replace={"split_heads": marked}))
+    for name, scenario in SCENARIOS.items():
+        function = getattr(scenario, "FUNCTION", None)
+        replace = {function: render(scenario.SOURCE, context)} if function else {}
+        nb = submissions.fill(release, source, replace=replace)
+        submit(
+            sandbox, name, nb, getattr(scenario, "tamper", None), getattr(scenario, "corrupt", None)
+        )
+
+
+def generate_feedback(sandbox: CourseSandbox) -> list[subprocess.CompletedProcess]:
+    """Stock `nbgrader generate_feedback` for every learner, in two processes (two halves)."""
+    halves = ["[a-o]*", "[!a-o]*"]
+    with ThreadPoolExecutor(len(halves)) as pool:
+        runs = pool.map(
+            lambda half: sandbox.run(
+                "generate_feedback", ASSIGNMENT, "--force", f"--student={half}", check=False
+            ),
+            halves,
+        )
+        return list(runs)
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Graded:
-    sandbox = CourseSandbox(tmp_path_factory.mktemp("hostile"))
-    sandbox.generate(ASSIGNMENT)
-    release, source = sandbox.release_notebook(ASSIGNMENT), sandbox.source_notebook(ASSIGNMENT)
-    sandbox.submit("reference", ASSIGNMENT, submissions.fill(release, source))
-    for name, scenario in SCENARIOS.items():
-        function = getattr(scenario, "FUNCTION", None)
-        replace = {function: scenario.SOURCE} if function else {}
-        nb = submissions.fill(release, source, replace=replace)
-        folder = sandbox.root / "submitted" / name / ASSIGNMENT
-        folder.mkdir(parents=True)
-        if hasattr(scenario, "tamper"):
-            scenario.tamper(nb, folder)
-        path = folder / sandbox.notebook_name(ASSIGNMENT)
-        nbformat.write(nb, path)
-        if hasattr(scenario, "corrupt"):
-            scenario.corrupt(path)
-    caps = ["--cell-timeout", "5", "--notebook-timeout", "90", "--memory-mb", "1536"]
-    run = subprocess.run(
-        [sys.executable, "-m", "coursekit.grading", "--root", str(sandbox.root), "-j", "2", *caps],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return grade_class(tmp_path_factory.mktemp("hostile"))
+
+
+def grade_class(folder: Path) -> Graded:
+    """Build the class in a scratch course at `folder`, grade it, and look around afterwards."""
+    sandbox = CourseSandbox(folder)
+    token = secrets.token_hex(6)
+    markers = {name: f"반 친구의 답안 표시 {name} {token}" for name in ("reference", WRONG_LEARNER)}
+    reference_code = (ROOT / "solutions" / "ch3_multihead.py").read_text(encoding="utf-8")
+    listener = Listener(reference_code.encode())
+    context = {
+        "@COURSE_ROOT@": str(sandbox.root),
+        "@REPO_ROOT@": str(ROOT),
+        "@PORT@": str(listener.port),
+        "@MARKER@": f"coursekit-hostile-{token}",
+    }
+    try:
+        build_class(sandbox, context, markers)
+        files_before = course_files(sandbox.root)
+        disk = DiskWatch(sandbox.root, Path(tempfile.gettempdir()))
+        command = [sys.executable, "-m", "coursekit.grading", "--root", str(sandbox.root)]
+        caps = ["--cell-timeout", "5", "--notebook-timeout", "90", "--memory-mb", "1536"]
+        started = time.perf_counter()
+        run = subprocess.run(
+            [*command, "-j", "2", *caps],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        seconds = {"grade": time.perf_counter() - started}
+        disk_drop = disk.largest_drop()
+    finally:
+        accepted = listener.close()
+    leftover = leftover_processes(context["@MARKER@"])
+    files_after = course_files(sandbox.root)
+    started = time.perf_counter()
+    feedback = generate_feedback(sandbox)
+    seconds["feedback"] = time.perf_counter() - started
     report = sandbox.root / "reports" / "grading_incidents.json"
     found = json.loads(report.read_text(encoding="utf-8")).get(ASSIGNMENT, {})
-    return Graded(sandbox, run, sandbox.scores(ASSIGNMENT), sandbox.max_scores(ASSIGNMENT), found)
+    return Graded(
+        sandbox,
+        run,
+        sandbox.scores(ASSIGNMENT),
+        sandbox.max_scores(ASSIGNMENT),
+        found,
+        context,
+        markers,
+        files_before,
+        files_after,
+        accepted,
+        leftover,
+        disk_drop,
+        feedback,
+        seconds,
+    )
+
+
+# ---------------------------------------------------------------- grades
 
 
 def test_the_run_succeeds_and_reports_progress_and_a_summary(graded):
     assert graded.run.returncode == 0, graded.run.stdout[-3000:] + graded.run.stderr[-3000:]
-    assert f"[{len(SCENARIOS) + 1}/{len(SCENARIOS) + 1}]" in graded.run.stdout
+    assert f"[{len(LEARNERS)}/{len(LEARNERS)}]" in graded.run.stdout
     assert "채점 끝" in graded.run.stdout
 
 
-def test_the_rest_of_the_class_is_graded_as_if_they_were_not_there(graded):
+def test_the_reference_learner_keeps_full_marks(graded):
     reference = graded.scores["reference"]
     lost = {c: s for c, s in reference.items() if s is not None and s < graded.max_scores[c]}
     assert lost == {}, graded.sandbox.autograded_errors("reference", ASSIGNMENT)
     assert "reference" not in graded.incidents
+
+
+def test_the_wrong_learner_graded_after_the_attackers_is_still_caught(graded):
+    # make grade hands submissions to its workers in sorted order of the learners' folders.
+    assert LEARNERS[-1] == WRONG_LEARNER
+    scores = graded.scores[WRONG_LEARNER]
+    autograded = {c for c, s in graded.scores["reference"].items() if s is not None}
+    zero = {c for c in autograded if scores[c] == 0}
+    full = {c for c in autograded if scores[c] == graded.max_scores[c]}
+    assert zero == SPLIT_HEADS_LOSSES, graded.sandbox.autograded_errors(WRONG_LEARNER, ASSIGNMENT)
+    assert full == autograded - SPLIT_HEADS_LOSSES
+    assert WRONG_LEARNER not in graded.incidents
+    # The hidden check still names the catalogued mistake.
+    errors = graded.sandbox.autograded_errors(WRONG_LEARNER, ASSIGNMENT)
+    assert "reshape_without_transpose" in errors["split_heads_random_shapes"]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -100,3 +359,142 @@ def test_scenario_reason_is_recorded_in_korean(graded, name):
     enames = {incident["ename"] for incident in found}
     assert SCENARIOS[name].INCIDENT in enames, found
     assert all(HANGUL.search(incident["reason"]) for incident in found)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, s in SCENARIOS.items() if not getattr(s, "INCIDENT", None))
+)
+def test_scenario_without_incident_is_recorded_by_its_own_errors_only(graded, name):
+    assert graded.incidents.get(name, []) == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in SCENARIOS.items() if hasattr(s, "RAN")))
+def test_scenario_attack_really_ran(graded, name):
+    """The attacker's own output shows that its attack ran (and how far it got)."""
+    text = notebook_outputs(autograded_notebook(graded, name))
+    assert re.search(SCENARIOS[name].RAN, text), text[-3000:]
+
+
+# ---------------------------------------------------------------- what the sandbox kept out
+
+
+def test_course_files_and_every_submission_are_byte_identical(graded):
+    before, after = graded.files_before, graded.files_after
+    changed = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
+    assert changed == []
+    assert sorted(before.keys() - after.keys()) == []
+    assert sorted(after.keys() - before.keys()) == []
+    assert any(p.startswith("grader_tests/") for p in before)  # the copies were there to attack
+    assert any(p.startswith(f"submitted/{WRONG_LEARNER}/") for p in before)
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_the_autograded_folder_holds_only_what_was_submitted(graded, name):
+    root = graded.sandbox.root
+
+    def files(top: Path) -> set[str]:
+        return {str(p.relative_to(top)) for p in top.rglob("*") if not p.is_dir()}
+
+    submitted = files(root / "submitted" / name / ASSIGNMENT)
+    autograded = files(root / "autograded" / name / ASSIGNMENT)
+    assert graded.sandbox.notebook_name(ASSIGNMENT) in autograded
+    assert autograded <= submitted
+
+
+def test_nothing_connected_to_the_loopback_listener(graded):
+    assert graded.accepted == []
+
+
+def test_no_sandbox_process_outlives_grading(graded):
+    assert graded.leftover == []
+
+
+def test_the_grading_machines_disk_got_nothing(graded):
+    # Free space sampled while grading: the fill_disk scenario writes until its
+    # sandbox is full; what grading itself writes is a few MiB.
+    assert graded.disk_drop < DISK_DROP_LIMIT, f"{graded.disk_drop / 2**20:.0f} MiB"
+
+
+# ---------------------------------------------------------------- leaks
+
+
+def autograded_notebook(graded: Graded, name: str) -> nbformat.NotebookNode:
+    path = graded.sandbox.root / "autograded" / name / ASSIGNMENT
+    return nbformat.read(path / graded.sandbox.notebook_name(ASSIGNMENT), as_version=4)
+
+
+def notebook_outputs(nb) -> str:
+    parts = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            parts.append(str(output.get("text", "")))
+            parts += [str(v) for v in output.get("data", {}).values()]
+            parts.append(str(output.get("evalue", "")))
+            parts += [str(line) for line in output.get("traceback", [])]
+    return ANSI.sub("", "\n".join(parts))
+
+
+def notebook_text(nb) -> str:
+    return "\n".join([cell.source for cell in nb.cells] + [notebook_outputs(nb)])
+
+
+def feedback_text(graded: Graded, name: str) -> str:
+    path = graded.sandbox.root / "feedback" / name / ASSIGNMENT
+    page = (path / graded.sandbox.notebook_name(ASSIGNMENT).replace(".ipynb", ".html")).read_text(
+        encoding="utf-8"
+    )
+    return html.unescape(TAG.sub("", page))
+
+
+def lines_of(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines()}
+
+
+def secret_lines(graded: Graded, name: str) -> set[str]:
+    """Distinctive lines of grader_tests/ and solutions/ that `name` was never given."""
+    given = [notebook_text(graded.sandbox.release_notebook(ASSIGNMENT))]
+    submitted = graded.sandbox.root / "submitted" / name / ASSIGNMENT
+    with contextlib.suppress(Exception):  # the invalid notebook has nothing to give
+        nb = nbformat.read(submitted / graded.sandbox.notebook_name(ASSIGNMENT), as_version=4)
+        given.append(notebook_text(nb))
+    given_text = "\n".join(given)
+    found = set()
+    for folder in SECRET_FOLDERS:
+        for path in (graded.sandbox.root / folder).glob("*.py"):
+            found |= lines_of(path.read_text(encoding="utf-8"))
+    # A line that occurs anywhere in what the learner has (a table of the
+    # release notebook that quotes `output = concat @ W_O`) is no secret.
+    return {line for line in found if len(line) >= MIN_SECRET_LINE and line not in given_text}
+
+
+def leaks(text: str, secrets_: set[str], markers: dict[str, str]) -> list[str]:
+    shown = lines_of(text)
+    found = sorted(secrets_ & shown)
+    found += [marker for marker in markers.values() if marker in text]
+    return found
+
+
+def test_the_leak_check_sees_a_printed_hidden_test_file(graded):
+    """Not vacuous: the printed files, or a classmate's marker, would be caught."""
+    secrets_ = secret_lines(graded, "print_classmates_and_hidden_tests")
+    for folder in SECRET_FOLDERS:
+        printed = (graded.sandbox.root / folder / "ch3_multihead.py").read_text(encoding="utf-8")
+        assert len(leaks(printed, secrets_, {})) >= 10
+    reference = (graded.sandbox.root / "solutions" / "ch3_multihead.py").read_text(encoding="utf-8")
+    body = reference[reference.index("def split_heads(") :].split("\n\n\n")[0]
+    assert "pieces = M.reshape(n, h, d_head)" in leaks(body, secrets_, {})
+    assert leaks(f"x\n# {graded.markers['reference']}\n", secrets_, graded.markers)
+
+
+def test_feedback_was_generated_for_every_learner(graded):
+    for run in graded.feedback:
+        assert run.returncode == 0, run.stderr[-3000:]
+    made = {p.parent.parent.name for p in (graded.sandbox.root / "feedback").glob("*/*/*.html")}
+    assert made == set(LEARNERS)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_attackers_notebook_and_feedback_show_no_hidden_reference_or_classmate_line(graded, name):
+    secrets_ = secret_lines(graded, name)
+    assert leaks(notebook_text(autograded_notebook(graded, name)), secrets_, graded.markers) == []
+    assert leaks(feedback_text(graded, name), secrets_, graded.markers) == []

@@ -7,6 +7,23 @@ next to it (`tamper(nb, folder)` before the notebook is written,
 cells that must score 0; every other autograded cell must keep full marks.
 `INCIDENT` is the ename (coursekit.grading.incidents) that must be recorded,
 or None when the learner's own error output is the record.
+
+A SOURCE may name the grading run's surroundings with placeholders, filled
+in by `render` before the notebook is written, so that an attack aims at
+the real targets of the scratch course it is graded in:
+
+- `@COURSE_ROOT@`: absolute path of the scratch course (holds
+  nbgrader_config.py, gradebook.db, source/, submitted/, and copies of
+  grader_tests/ and solutions/ as a real deployment does);
+- `@REPO_ROOT@`: the repository the grader imports grader_tests and
+  solutions from (read-only targets: no scenario writes there);
+- `@PORT@`: a TCP port on 127.0.0.1 the test listens on (and would hand
+  the reference split_heads to whoever connects);
+- `@MARKER@`: a token for the processes a scenario starts, so the test can
+  find any that outlive grading.
+
+The whole class (every scenario, the honest `reference` learner and
+`WRONG_LEARNER`, graded last) is graded in one `make grade` run.
 """
 
 from __future__ import annotations
@@ -38,6 +55,38 @@ FROM_MERGE_HEADS = frozenset(
         "param_count_other_sizes",
     }
 )
+# Every autograded cell of the notebook.
+ALL_CELLS = (
+    SPLIT_HEADS_LOSSES
+    | FROM_MERGE_HEADS
+    | {
+        "softmax_seed_values",
+        "softmax_random_shapes",
+        "softmax_large_entries",
+        "attention_seed_weights",
+        "attention_random_shapes",
+        "attention_edge_cases",
+    }
+)
+
+# The honest learner with a catalogued mistake (transpose forgotten), graded
+# after every scenario (learners are graded in sorted order of their folder
+# names): a scenario that tampered with the grader would let it through.
+WRONG_LEARNER = "wrong_after_attackers"
+WRONG_LEARNER_SPLIT_HEADS = """
+def split_heads(M, h):
+    n, d_model = M.shape
+    return M.reshape(h, n, d_model // h)
+"""
+
+PLACEHOLDERS = ("@COURSE_ROOT@", "@REPO_ROOT@", "@PORT@", "@MARKER@")
+
+
+def render(source: str, context: dict[str, str]) -> str:
+    """`source` with every placeholder replaced by its value in `context`."""
+    for placeholder in PLACEHOLDERS:
+        source = source.replace(placeholder, str(context[placeholder]))
+    return source
 
 
 def scenarios() -> dict[str, ModuleType]:
