@@ -249,3 +249,41 @@ def test_a_forged_callback_breaks_the_bridge_and_runs_nothing(kernel):
         with pytest.raises(BridgeBroken, match="unexpected callback"):
             forge.with_helpers({"helper": asked.append})(1)
     assert asked == []
+
+
+PLANTED_BRIDGE = """
+import json, socket, struct, sys, threading, time, types
+
+def serve(path, token, user_ns):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    sock.sendall(token.encode())
+    size = struct.unpack(">I", sock.recv(4))[0]
+    sock.recv(size)
+    reply = REPLIES.pop(0)
+    sock.sendall(struct.pack(">I", len(reply)) + reply)
+    time.sleep(0.5)
+
+REPLIES = [json.dumps({"info": 5, "blobs": []}).encode(), b"[" * 200000]
+module = types.ModuleType("coursekit_bridge")
+module.serve = serve
+sys.modules["coursekit_bridge"] = module
+
+def squat():  # keeps connecting to the bridge, to take the grader's place
+    while True:
+        try:
+            socket.socket(socket.AF_UNIX).connect("/run/bridge.sock")
+        except OSError:
+            pass
+        time.sleep(0.01)
+
+threading.Thread(target=squat, daemon=True).start()
+"""
+
+
+def test_a_planted_bridge_that_lies_breaks_only_the_bridge():
+    with LearnerKernel(timeout=60) as kernel:
+        assert kernel.run_cells([PLANTED_BRIDGE])
+        for _ in range(2):  # a description that is no dict; a header nested past recursion
+            with kernel.session() as session, pytest.raises(BridgeBroken):
+                session.describe(["anything"])

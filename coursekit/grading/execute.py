@@ -212,7 +212,7 @@ class SandboxedExecute(ExecuteSkippingDisplays):
             else:
                 self._kernel_stuck(cell, budget)
             return
-        except BridgeBroken as error:
+        except (BridgeBroken, Exception) as error:  # whatever the kernel sent, grading goes on
             if self._end_session(session, interrupt=True):
                 incidents.add(
                     cell,

@@ -17,6 +17,7 @@ import builtins
 import contextlib
 import os
 import re
+import secrets
 import socket
 import tempfile
 import time
@@ -42,7 +43,7 @@ if not hasattr(module, "serve"):
     module = types.ModuleType("coursekit_bridge")
     exec(compile(source, "<coursekit bridge>", "exec"), module.__dict__)
     sys.modules["coursekit_bridge"] = module
-module.serve(path, get_ipython().user_ns)
+module.serve(path, token, get_ipython().user_ns)
 """
 
 
@@ -112,18 +113,35 @@ class Session:
             # The bridge's source goes to the kernel once (parsing it costs ~8 ms);
             # after a failure it goes again, in case learner code removed it.
             source = "" if self.bridge.installed else _SOURCE
+            # A learner's thread may connect too: the session's token tells ours apart.
+            token = secrets.token_hex(16)
             self.msg_id = self.execute(
-                f'__import__("builtins").exec({_BOOT!r}, '
-                f'{{"source": {source!r}, "path": {self.path!r}, "get_ipython": get_ipython}})'
+                f'__import__("builtins").exec({_BOOT!r}, {{"source": {source!r}, '
+                f'"path": {self.path!r}, "token": {token!r}, "get_ipython": get_ipython}})'
             )
             self.bridge.installed = True
-            self.bridge.listener.settimeout(min(self._left(), 10))
-            try:
-                self.connection, _ = self.bridge.listener.accept()
-            except TimeoutError:
-                self.bridge.installed = False
-                raise BridgeBroken("채점기가 커널의 답안 함수에 닿지 못했습니다") from None
+            self.connection = self._accept(token)
         return self.connection
+
+    def _accept(self, token: str) -> socket.socket:
+        """The kernel's connection for this session (other connections are closed)."""
+        expected = token.encode()
+        deadline = min(self.deadline, time.monotonic() + 10)
+        while (left := deadline - time.monotonic()) > 0:
+            self.bridge.listener.settimeout(left)
+            try:
+                connection, _ = self.bridge.listener.accept()
+                connection.settimeout(max(0.1, deadline - time.monotonic()))
+                presented = wire.read_exactly(connection, len(expected))
+            except (TimeoutError, OSError, EOFError):
+                continue
+            if presented == expected:
+                return connection
+            connection.close()
+        self.bridge.installed = False
+        if time.monotonic() >= self.deadline:
+            raise CallTimedOut()
+        raise BridgeBroken("채점기가 커널의 답안 함수에 닿지 못했습니다")
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -155,8 +173,11 @@ class Session:
     def describe(self, names: list[str]) -> dict[str, object]:
         """name -> RemoteFunction or plain value, for the names the kernel defines."""
         header, blobs = self._exchange({"op": "describe", "names": names})
+        described = header.get("info")
+        if type(described) is not dict:
+            raise BridgeBroken("malformed description")
         found = {}
-        for name, info in dict(header.get("info", {})).items():
+        for name, info in described.items():
             if name not in names or type(info) is not dict:
                 continue
             if info.get("kind") in ("function", "callable"):

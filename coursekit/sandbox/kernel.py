@@ -14,11 +14,14 @@ process group would end bwrap, and with it the kernel.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager, KernelManager
@@ -37,7 +40,7 @@ class SandboxMixin:
 
     _lease: policy.UidLease | None = None
     _scratch: str | None = None
-    _log_path: str | None = None
+    _stderr: bytearray | None = None
 
     async def _async_pre_start_kernel(self, **kw):
         self.transport = "ipc"
@@ -65,11 +68,9 @@ class SandboxMixin:
         if self.bridge_socket:
             binds.append((self.bridge_socket, policy.BRIDGE_SOCKET))
         self._lease = policy.UidLease() if policy.runs_as_root() else None
-        self._log_path = os.path.join(self._scratch, "bwrap.log")
         info_read, info_write = os.pipe()
         with (
             policy.submission_files(host_folder, workdir) as (_, files, folders),
-            open(self._log_path, "wb") as log,
             open(self.connection_file, "rb") as connection,
         ):
             # A copy the sandbox's uid can read (the original is private to the grader).
@@ -88,13 +89,19 @@ class SandboxMixin:
                 cwd=self._scratch,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=log,
+                # A pipe, not a file: the sandbox must not be able to write to the
+                # grader's disk through its stderr; the first few KiB are kept.
+                stderr=subprocess.PIPE,
                 pass_fds=[info_write, *(fd for fd, _ in files)],
             )
             try:
                 await super()._async_launch_kernel(wrapped, **kw)
             finally:
                 os.close(info_write)
+        self._stderr = bytearray()
+        threading.Thread(
+            target=_keep_start, args=(self.provisioner.process.stderr, self._stderr), daemon=True
+        ).start()
         try:
             child = json.loads(_read_info(info_read))["child-pid"]
         except (ValueError, KeyError):
@@ -106,10 +113,8 @@ class SandboxMixin:
         self.ip = f"/proc/{child}/root{policy.KERNEL_DIR}/k"
 
     def startup_log(self) -> str:
-        try:
-            return Path(self._log_path).read_text(errors="replace")[-2000:].strip()
-        except (OSError, TypeError):
-            return ""
+        time.sleep(0.2)  # bwrap has just exited: let the reader take its last words
+        return bytes(self._stderr or b"").decode(errors="replace")[:2000].strip()
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         try:
@@ -121,6 +126,14 @@ class SandboxMixin:
             if self._scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
+
+
+def _keep_start(stream, kept: bytearray, limit: int = 4096) -> None:
+    """Read a stream to its end, keeping only its first `limit` bytes."""
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := stream.read1(65536):
+            if len(kept) < limit:
+                kept.extend(chunk[: limit - len(kept)])
 
 
 def _read_info(fd: int) -> bytes:

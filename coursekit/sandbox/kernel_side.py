@@ -98,9 +98,10 @@ def call_one(fn, args, kwargs, blobs):
     return record
 
 
-def serve(path, user_ns):
+def serve(path, token, user_ns):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
+    sock.sendall(token.encode())
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):

@@ -131,19 +131,22 @@ def send(sock, header, blobs=()):
 
 def receive(sock):
     """(header, blobs) of the next frame; WireError when it breaks a cap or ends early."""
-    (size,) = struct.unpack(">I", _exactly(sock, 4))
+    (size,) = struct.unpack(">I", read_exactly(sock, 4))
     if size > MAX_HEADER_BYTES:
         raise WireError("header too large")
-    header = json.loads(_exactly(sock, size))
+    try:
+        header = json.loads(read_exactly(sock, size))
+    except (ValueError, RecursionError) as error:  # RecursionError: "[[[[…" headers
+        raise WireError(f"header: {type(error).__name__}") from None
     lengths = header.get("blobs", []) if type(header) is dict else None
     if type(lengths) is not list or not all(type(n) is int and n >= 0 for n in lengths):
         raise WireError("malformed header")
     if sum(lengths) + size > MAX_FRAME_BYTES:
         raise WireError(f"frame of {sum(lengths) + size} bytes")
-    return header, [_exactly(sock, n) for n in lengths]
+    return header, [read_exactly(sock, n) for n in lengths]
 
 
-def _exactly(sock, size):
+def read_exactly(sock, size):
     chunks, left = [], size
     while left:
         chunk = sock.recv(min(left, 1 << 20))
