@@ -45,9 +45,10 @@ def _receive(sock):
     return header
 
 
-def serve(path, user_ns):
+def serve(path, token, user_ns):
     with socket.socket(socket.AF_UNIX) as sock:
         sock.connect(path)
+        sock.sendall(token.encode())  # as the real kernel half does
         while True:
             try:
                 header = _receive(sock)

@@ -6,8 +6,8 @@ grader, the garbage collector) and sets anything named like a verdict to
 caller's frame and takes the channel over: it writes a forged reply
 ("verdict": "passed", one result per case) and swaps the bridge's `send` so
 that the real reply is dropped, keeping the channel in step. And it writes
-"passed" into every file it holds open that lies outside the sandbox (the
-kernel's log). The verdict is made in the grader's process, which none of
+"passed" into every file it holds open that lies outside the sandbox (none:
+the kernel's stderr is a pipe). The verdict is made in the grader's process, which none of
 this reaches: what the grader reads is only ever the learner's answer, and
 the split_heads cells score 0 as for the plain wrong answer. (It leaves its
 own kernel's ZMQ sockets alone: garbage there only cuts its own kernel off.)
@@ -116,4 +116,5 @@ get_ipython().events.register("post_run_cell", lambda result: print("위조 시�
 ZERO = SPLIT_HEADS_LOSSES
 INCIDENT = None
 # After the last cell: replies forged over the bridge, and the kernel's log written.
-RAN = r"위조 시도: \{'names': \d+, 'replies': [1-9]\d*, 'files': [1-9]"
+# 'files' is 0 since the kernel's stderr became a pipe: no file outside the sandbox is open.
+RAN = r"위조 시도: \{'names': \d+, 'replies': [1-9]\d*, 'files': \d+"
