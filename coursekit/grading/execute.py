@@ -30,7 +30,7 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.api import Gradebook, MissingEntry
-from traitlets import Bool, Integer
+from traitlets import Bool, Integer, default
 
 from coursekit import cells
 from coursekit.grading import incidents
@@ -71,6 +71,11 @@ class SandboxedExecute(ExecuteSkippingDisplays):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
+
+    @default("shutdown_kernel")
+    def _kill_thrown_away_kernels(self):
+        # Each kernel serves one notebook and is thrown away: no graceful wait.
+        return "immediate"
 
     # ------------------------------------------------------------ notebook
 
