@@ -22,6 +22,7 @@ from nbgrader.preprocessors import (
 
 from coursekit.grading.execute import SandboxedExecute
 from coursekit.preprocessors import SanitizeHiddenTracebacks
+from coursekit.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -78,3 +79,9 @@ c.GenerateFeedback.preprocessors = [
     SanitizeHiddenTracebacks,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# Validate (the learners' button and `nbgrader validate`) in Korean: nbgrader's
+# message templates, and hooks of the Execute inside the Validator only, which
+# open its report with one line per function (coursekit/validation.py). After
+# c.Execute.timeout: the time-out message names that limit.
+configure_validate(c)
