@@ -20,6 +20,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from coursekit.feedback import FeedbackSummary
 from coursekit.grading.execute import SandboxedExecute
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 from coursekit.validation import configure as configure_validate
@@ -72,12 +73,15 @@ c.Autograde.autograde_preprocessors = [
 ]
 
 # Learner feedback shows each failing test's message, but neither the hidden
-# test source (nbgrader #917) nor the frames of the grader's own code.
+# test source (nbgrader #917) nor the frames of the grader's own code. The page
+# opens with a Korean summary per function, and long lines wrap
+# (coursekit/feedback.py).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
     SanitizeHiddenTracebacks,
     CSSHTMLHeaderPreprocessor,
+    FeedbackSummary,
 ]
 
 # Validate (the learners' button and `nbgrader validate`) in Korean: nbgrader's

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from coursekit import submissions
+from coursekit.course import contract_functions
 from coursekit.release import venv_environment
 from tests.catalog_support import catalogs
 from tests.course_sandbox import CourseSandbox
@@ -68,3 +70,19 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     assert f"[{entry.key}]" in html, "the Korean diagnosis is missing"
     for secret in ("HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions", "BEGIN SOLUTION"):
         assert secret not in html, f"feedback shows {secret!r}"
+
+    # The page opens with the Korean summary: per function its points and first diagnosis.
+    start = html.index('<div class="course-summary"')
+    summary = html[start : html.index("</div>", start)]
+    assert start < html.index("3장 실습 3"), "the summary is not the first thing on the page"
+    for function in contract_functions(ASSIGNMENT):
+        assert f"<code>{function}</code>" in summary or f">{function}</a>" in summary
+    first_failing = next(
+        error
+        for grade_id, error in sandbox.autograded_errors("learner", ASSIGNMENT).items()
+        if grade_id.startswith("split_heads")
+    )
+    first_line = first_failing.split(": ", 1)[1].splitlines()[0]
+    assert escape(first_line, quote=False) in summary, "the first diagnosis is not shown"
+    assert "모두 통과" in summary and "why_256_answer" in summary and "채점 전" in summary
+    assert "white-space: pre-wrap" in html, "long hints would run off their box"

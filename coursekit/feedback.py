@@ -1,0 +1,150 @@
+"""The feedback page opens with the point: a short Korean summary per function.
+
+`FeedbackSummary` is the last of `c.GenerateFeedback.preprocessors`. After
+GetGrades has put each cell's score into the notebook and the hidden test
+regions and tracebacks are gone, it inserts one cell at the top of the page:
+per function its points and the first diagnosis (the first failing cell's
+Korean message, and the misconception it names), the written answers with
+the TA's score or "채점 전", and the late penalty. The function names link
+to their first failing cell.
+
+It also adds CSS so that long Korean messages and hints wrap inside their
+boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
+replaces it; the late-penalty line of that list stays).
+"""
+
+from __future__ import annotations
+
+import html
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from coursekit import cells, diagnosis
+
+SUMMARY_ID = "course-summary"
+CSS = """
+div.output_area pre, div.output_subarea pre, div.input_area pre, div.highlight pre {
+  white-space: pre-wrap;
+  word-break: keep-all;
+  overflow-wrap: anywhere;
+}
+div.output_subarea { max-width: 100%; overflow-x: visible; }
+#toc li { display: none; }
+#toc li.late-penalty { display: list-item; }
+div.course-summary { border: 1px solid #337ab7; border-radius: 4px; padding: 0.6em 1em; }
+div.course-summary h3 { margin-top: 0.2em; }
+div.course-summary table { width: 100%; border-collapse: collapse; margin: 0.4em 0; }
+div.course-summary th, div.course-summary td {
+  text-align: left; vertical-align: top; padding: 0.3em 0.6em;
+  border-bottom: 1px solid #ddd; word-break: keep-all; overflow-wrap: anywhere;
+}
+div.course-summary td.points, div.course-summary td.name { white-space: nowrap; }
+div.course-summary .passed { color: #2e7d32; }
+div.course-summary .failed { color: #c62828; }
+div.course-summary .misconception { color: #555; }
+"""
+
+
+def _points(value) -> str:
+    return f"{float(value):g}"
+
+
+def _score(cell) -> float | None:
+    score = cell.metadata.get("nbgrader", {}).get("score")
+    return None if score is None else float(score)
+
+
+def _max(cell) -> float:
+    return float(cell.metadata.get("nbgrader", {}).get("points") or 0)
+
+
+def misconception_line(message: str) -> str:
+    """The '짐작되는 실수 [key]: ...' line of a hidden check's message, if it has one."""
+    for line in message.splitlines():
+        if line.strip().startswith("짐작되는 실수"):
+            return line.strip()
+    return ""
+
+
+def waiting_for_ta(resources) -> set[str]:
+    """grade_ids of this submission's cells that still wait for a TA (from the gradebook)."""
+    info = resources.get("nbgrader", {})
+    if not {"db_url", "notebook", "assignment", "student"} <= set(info):
+        return set()
+    with Gradebook(info["db_url"]) as gb:  # as nbgrader's GetGrades opens it
+        notebook = gb.find_submission_notebook(
+            info["notebook"], info["assignment"], info["student"]
+        )
+        return {grade.name for grade in notebook.grades if grade.needs_manual_grade}
+
+
+def summary_html(nb, resources) -> str:
+    functions = diagnosis.functions(nb)
+    rows = []
+    for function in functions:
+        got = sum(_score(c) or 0 for c in function.tests)
+        out_of = sum(_max(c) for c in function.tests)
+        failing = [c for c in function.tests if (_score(c) or 0) < _max(c)]
+        name = html.escape(function.name)
+        if not failing:
+            verdict = '<span class="passed">모두 통과</span>'
+        else:
+            first = failing[0]
+            found = diagnosis.diagnose(first, functions)
+            message = diagnosis.first_line(found.message, 300)
+            verdict = f'<span class="failed">{html.escape(message)}</span>'
+            extra = misconception_line(found.message)
+            if extra and extra != message:
+                verdict += f'<br><span class="misconception">{html.escape(extra)}</span>'
+            name = f'<a href="#{html.escape(cells.grade_id(first) or "")}">{name}</a>'
+        rows.append(
+            f'<tr><td class="name"><code>{name}</code></td>'
+            f'<td class="points">{_points(got)} / {_points(out_of)}</td><td>{verdict}</td></tr>'
+        )
+    waiting = waiting_for_ta(resources)
+    for cell in diagnosis.written_answers(nb):
+        grade_id = html.escape(cells.grade_id(cell) or "")
+        score = _score(cell)
+        if score is None or cells.grade_id(cell) in waiting:
+            points, text = "채점 전", "서술형 답: TA 가 채점합니다."
+        else:
+            points = f"{_points(score)} / {_points(_max(cell))}"
+            text = "서술형 답: TA 가 채점했습니다."
+        comment = cell.metadata.get("nbgrader", {}).get("comment")
+        if comment:
+            text += f' <a href="#comment-{grade_id}">TA 의견 보기</a>'
+        rows.append(
+            f'<tr><td class="name"><a href="#{grade_id}"><code>{grade_id}</code></a></td>'
+            f'<td class="points">{points}</td><td>{text}</td></tr>'
+        )
+    info = resources.get("nbgrader", {})
+    head = "<h3>요약: 함수마다 점수와 첫 번째 진단</h3>"
+    if "score" in info and "max_score" in info:
+        head += (
+            f"<p>총점 <b>{_points(info['score'])} / {_points(info['max_score'])}</b>. "
+            "함수 이름을 누르면 처음 틀린 검사 칸으로 갑니다. "
+            "숨은 검사의 코드는 보이지 않고, 무엇이 틀렸는지만 한국어로 적혀 있습니다.</p>"
+        )
+    late = float(info.get("late_penalty") or 0)
+    tail = f'<p class="failed">마감 뒤에 제출해 {_points(late)}점을 뺐습니다.</p>' if late else ""
+    table = (
+        "<table><tr><th>함수</th><th>점수</th><th>첫 번째 진단</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+    # One line: markdown would read indented HTML as a code block.
+    return f'<div class="course-summary" id="{SUMMARY_ID}">{head}{table}{tail}</div>'
+
+
+class FeedbackSummary(NbGraderPreprocessor):
+    """Put the Korean summary first on the feedback page, and CSS that wraps long lines."""
+
+    def preprocess(self, nb, resources):
+        cell = nbformat.v4.new_markdown_cell(summary_html(nb, resources))
+        cell.metadata["coursekit"] = {"role": "feedback-summary"}
+        nb.cells.insert(0, cell)
+        inlining = resources.setdefault("inlining", {})
+        inlining.setdefault("css", []).append(CSS)
+        return nb, resources
