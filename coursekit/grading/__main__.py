@@ -136,7 +136,8 @@ def main(argv=None) -> int:
             if not args.quiet:
                 print(progress_line(done, total, outcome, found), flush=True)
     elapsed = time.perf_counter() - started
-    incidents.write_report(root / "reports" / "grading_incidents.json", report)
+    graded = [*tasks, *invalid]
+    incidents.write_report(root / "reports" / "grading_incidents.json", report, graded)
     print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
     return 1 if failed else 0
 

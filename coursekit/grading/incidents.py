@@ -57,7 +57,20 @@ def in_notebook(nb) -> list[dict[str, str]]:
     return found
 
 
-def write_report(path: Path, incidents: dict[str, dict[str, list[dict[str, str]]]]) -> None:
-    """assignment -> learner -> incidents, as JSON for the TA report."""
+def write_report(path: Path, incidents: dict[str, dict[str, list[dict[str, str]]]], graded) -> None:
+    """assignment -> learner -> incidents, as JSON for the TA report.
+
+    Only the (assignment, learner) pairs in `graded` are replaced: grading one
+    learner again keeps what the file says of everyone else.
+    """
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        report = {}
+    for assignment, student in graded:
+        report.get(assignment, {}).pop(student, None)
+    for assignment, learners in incidents.items():
+        report.setdefault(assignment, {}).update(learners)
+    report = {a: learners for a, learners in sorted(report.items()) if learners}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(incidents, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
