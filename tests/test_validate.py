@@ -36,7 +36,9 @@ from tests.notebook_namespace import notebook_namespace
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"
-TIMEOUT = 5
+# Long enough for the heatmap cell (matplotlib and the Korean font) on a loaded
+# 2-core machine; short enough that the never-returning learner costs little.
+TIMEOUT = 15
 LEARNER_CONFIG = f"""\
 c = get_config()
 c.Execute.timeout = {TIMEOUT}
@@ -151,6 +153,15 @@ class ValidatedClass:
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
+    # Build matplotlib's font cache first, once: on a fresh machine that alone
+    # can take longer than the cell time-out.
+    subprocess.run(
+        [sys.executable, "-c", "import koreanize_matplotlib, matplotlib.pyplot"],
+        env=venv_environment(),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     group = ValidatedClass(tmp_path_factory.mktemp("validate"))
     grading = subprocess.Popen(
         [sys.executable, "-m", "coursekit.grading", "--root", str(group.course.root), "-j", "2"],
