@@ -342,22 +342,27 @@ class Evidence:
     modified_args: tuple[str, ...] = ()
 
 
-def reads_globals(fn: Callable, names: frozenset[str] = NOTEBOOK_GLOBALS) -> set[str]:
-    """Global names among `names` that the function's code (and nested code) reads.
-
-    A function in the grading sandbox carries its code's names (`code_names`).
-    """
-    remote = getattr(fn, "code_names", None)
-    if isinstance(remote, frozenset):
-        return set(remote & names)
-    code = getattr(fn, "__code__", None)
+def code_names(code: types.CodeType | None) -> set[str]:
+    """Global and attribute names a code object (and the code nested in it) uses."""
     found: set[str] = set()
     stack = [code] if code is not None else []
     while stack:
         current = stack.pop()
-        found |= set(current.co_names) & names
+        found.update(current.co_names)
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     return found
+
+
+def reads_globals(fn: Callable, names: frozenset[str] = NOTEBOOK_GLOBALS) -> set[str]:
+    """Global names among `names` that the function's code (and nested code) reads.
+
+    A function in the grading sandbox carries its code's names (`code_names`,
+    gathered there by coursekit.sandbox.kernel_side, which cannot import this).
+    """
+    remote = getattr(fn, "code_names", None)
+    if isinstance(remote, frozenset):
+        return set(remote & names)
+    return code_names(getattr(fn, "__code__", None)) & names
 
 
 def uses_attribute(fn: Callable, attribute: str) -> bool:

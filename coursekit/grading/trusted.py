@@ -14,12 +14,12 @@ from __future__ import annotations
 import builtins
 import contextlib
 import io
-import types
 from dataclasses import dataclass
 
 import numpy as np
 
 from coursekit.sandbox.bridge import Session
+from grader_tests.core import code_names
 
 
 @dataclass
@@ -28,16 +28,6 @@ class Verdict:
     stdout: str = ""
     ename: str = ""
     evalue: str = ""
-
-
-def used_names(code: types.CodeType) -> list[str]:
-    """Names a cell's code (and the code nested in it) may read."""
-    names, stack = set(), [code]
-    while stack:
-        current = stack.pop()
-        names.update(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return sorted(names)
 
 
 @contextlib.contextmanager
@@ -71,7 +61,9 @@ class TrustedNotebook:
         except SyntaxError as error:
             return Verdict(False, ename="SyntaxError", evalue=str(error))
         wanted = [
-            n for n in used_names(code) if n not in self.namespace and not hasattr(builtins, n)
+            n
+            for n in sorted(code_names(code))
+            if n not in self.namespace and not hasattr(builtins, n)
         ]
         env = dict(self.namespace)
         if wanted:

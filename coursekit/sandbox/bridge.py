@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coursekit.sandbox import kernel_side, policy, wire
+from coursekit.sandbox import kernel_side, wire
 
 _SOURCE = "\n\n".join(
     Path(module.__file__).read_text(encoding="utf-8") for module in (wire, kernel_side)
@@ -282,8 +282,3 @@ class RemoteFunction:
         if not self.is_function:
             return None
         return RemoteFunction(self.session, self.__name__, self.info, {**self.helpers, **helpers})
-
-
-def kernel_socket_path(sandboxed: bool, bridge: Bridge) -> str:
-    """Where the kernel finds the bridge socket."""
-    return policy.BRIDGE_SOCKET if sandboxed else bridge.path
