@@ -57,8 +57,8 @@ c.Execute.timeout = 30
 
 # Grading runs every cell except the drawings (tag `skip-autograde`), which
 # earn no points and cost about a third of a notebook's grading time.
-# The list is nbgrader 0.9.6's default with Execute replaced by
-# SandboxedExecute (an ExecuteSkippingDisplays): the learner's kernel runs in a
+# The list is nbgrader 0.9.6's default with Execute replaced by SandboxedExecute
+# (nbgrader's Execute, drawings skipped): the learner's kernel runs in a
 # bubblewrap sandbox, test cells are judged by the grader outside it, and dead,
 # stuck, flooding and memory-hungry kernels cost only their own cells
 # (coursekit/grading/, coursekit/sandbox/).

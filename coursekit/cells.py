@@ -12,7 +12,9 @@ import copy
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
 
-# Drawing cells (heatmaps) earn nothing and are not run while grading.
+# Drawing cells (heatmaps) earn nothing and are not run while grading: importing
+# matplotlib and rendering cost about a third of a notebook's grading time, and
+# the learner saw the drawing in their own run.
 SKIP_TAG = "skip-autograde"
 
 

@@ -1,6 +1,6 @@
 """nbgrader preprocessors that this course adds through nbgrader_config.py."""
 
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 from coursekit import cells
 
@@ -23,17 +23,3 @@ class SanitizeHiddenTracebacks(NbGraderPreprocessor):
                 if output.output_type == "error":
                     output.traceback = [f"{_RED}{output.ename}{_RESET}: {output.evalue}"]
         return cell, resources
-
-
-class ExecuteSkippingDisplays(Execute):
-    """nbgrader's Execute, but cells tagged `skip-autograde` are not run.
-
-    Such cells only draw (heatmaps of the weights); their output earns no
-    points, and importing matplotlib and rendering costs about a third of a
-    notebook's grading time. The learner saw the drawing in their own run.
-    """
-
-    def preprocess_cell(self, cell, resources, index):
-        if cells.is_skipped(cell):
-            return cell, resources
-        return super().preprocess_cell(cell, resources, index)

@@ -1,7 +1,6 @@
 """Parallel, crash-isolated and tamper-resistant grading on top of stock nbgrader.
 
-- `execute.SandboxedExecute`: nbgrader's Execute (through the course's
-  ExecuteSkippingDisplays) with the learner's kernel in a bubblewrap sandbox
+- `execute.SandboxedExecute`: nbgrader's Execute with the learner's kernel in a bubblewrap sandbox
   (coursekit.sandbox), test cells judged outside it by `trusted`, and survival
   of dead, stuck, flooding and memory-hungry kernels.
 - `python -m coursekit.grading` (`make grade`): grades every collected

@@ -30,12 +30,12 @@ import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, default
 
 from coursekit import cells
 from coursekit.grading import incidents
 from coursekit.grading.trusted import TrustedNotebook
-from coursekit.preprocessors import ExecuteSkippingDisplays
 from coursekit.sandbox import policy
 from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
 from coursekit.sandbox.kernel import SandboxedKernelManager
@@ -46,7 +46,7 @@ UNSAFE_WARNING = (
 )
 
 
-class SandboxedExecute(ExecuteSkippingDisplays):
+class SandboxedExecute(Execute):
     memory_limit_mb = Integer(4096, help="address-space cap of each sandboxed process (MiB)").tag(
         config=True
     )
@@ -203,7 +203,7 @@ class SandboxedExecute(ExecuteSkippingDisplays):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "test")
         budget = self._get_timeout(cell) or self.timeout or 60
         path = policy.BRIDGE_SOCKET if not self.unsafe_no_sandbox else self._bridge.path
-        session = Session(self._bridge, self._send_silently, time.monotonic() + budget, path)
+        session = Session(self._bridge, self.kc, time.monotonic() + budget, path)
         try:
             verdict = self._trusted.run_test(cell.source, grade_id, session)
         except CallTimedOut:
@@ -250,11 +250,6 @@ class SandboxedExecute(ExecuteSkippingDisplays):
                 f"통과하지 못했습니다: {verdict.ename}: {verdict.evalue[:600]}\n"
                 "커널 안에서만 통과한 결과는 인정하지 않습니다 (numpy·검사를 바꾸는 코드 등).",
             )
-
-    def _send_silently(self, code: str) -> str:
-        return self.kc.execute(
-            code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False
-        )
 
     def _end_session(self, session: Session, interrupt: bool = False) -> bool:
         """Close the session; True when the kernel finished its request (is alive and idle)."""

@@ -95,16 +95,24 @@ class Bridge:
             os.rmdir(self.folder)
 
 
+def silent_execute(client, code: str) -> str:
+    """Send code the kernel runs without history, input or output counting; its msg_id."""
+    return client.execute(
+        code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False
+    )
+
+
 class Session:
     """One test cell's conversation with the kernel, opened on first use.
 
-    execute(code) sends a silent execute request and returns its msg_id;
-    the caller waits for its reply after `close()`. `deadline` is a
-    time.monotonic() value: no call may run past it.
+    `client` is the kernel's Jupyter client (blocking or async): the session
+    sends it one silent execute request, whose reply the caller waits for
+    after `close()`. `deadline` is a time.monotonic() value: no call may run
+    past it. `path` is where the kernel finds the bridge socket.
     """
 
-    def __init__(self, bridge: Bridge, execute: Callable[[str], str], deadline: float, path: str):
-        self.bridge, self.execute, self.deadline, self.path = bridge, execute, deadline, path
+    def __init__(self, bridge: Bridge, client, deadline: float, path: str):
+        self.bridge, self.client, self.deadline, self.path = bridge, client, deadline, path
         self.connection: socket.socket | None = None
         self.msg_id: str | None = None
 
@@ -115,9 +123,10 @@ class Session:
             source = "" if self.bridge.installed else _SOURCE
             # A learner's thread may connect too: the session's token tells ours apart.
             token = secrets.token_hex(16)
-            self.msg_id = self.execute(
+            self.msg_id = silent_execute(
+                self.client,
                 f'__import__("builtins").exec({_BOOT!r}, {{"source": {source!r}, '
-                f'"path": {self.path!r}, "token": {token!r}, "get_ipython": get_ipython}})'
+                f'"path": {self.path!r}, "token": {token!r}, "get_ipython": get_ipython}})',
             )
             self.bridge.installed = True
             self.connection = self._accept(token)

@@ -16,7 +16,7 @@ import time
 from queue import Empty
 
 from coursekit.sandbox import policy
-from coursekit.sandbox.bridge import Bridge, Session
+from coursekit.sandbox.bridge import Bridge, Session, silent_execute
 from coursekit.sandbox.kernel import BlockingSandboxedKernelManager
 
 
@@ -49,11 +49,6 @@ class LearnerKernel:
         self.bridge.close()
         self.workdir.cleanup()
 
-    def _execute(self, code: str) -> str:
-        return self.kc.execute(
-            code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False
-        )
-
     def _wait(self, msg_id: str, limit: float | None = None) -> bool:
         end = self.deadline if limit is None else min(self.deadline, time.monotonic() + limit)
         while (left := end - time.monotonic()) > 0:
@@ -69,11 +64,11 @@ class LearnerKernel:
 
     def run_cells(self, sources: list[str]) -> bool:
         """Run each source in order; False when the kernel died or the time ran out."""
-        return all(self._wait(self._execute(source)) for source in sources)
+        return all(self._wait(silent_execute(self.kc, source)) for source in sources)
 
     @contextlib.contextmanager
     def session(self):
-        session = Session(self.bridge, self._execute, self.deadline, policy.BRIDGE_SOCKET)
+        session = Session(self.bridge, self.kc, self.deadline, policy.BRIDGE_SOCKET)
         try:
             yield session
         finally:
