@@ -39,6 +39,12 @@ def parse_args(argv):
     parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
     parser.add_argument("--notebook-timeout", type=int, help="seconds per notebook")
     parser.add_argument("--memory-mb", type=int, help="address-space cap per kernel (MiB)")
+    parser.add_argument(
+        "--budget",
+        type=Path,
+        metavar="FILE",
+        help="append a measured time budget per submission to FILE (JSON lines)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--unsafe-no-sandbox",
@@ -124,7 +130,10 @@ def main(argv=None) -> int:
     failed: list[worker.Outcome] = []
     context = multiprocessing.get_context("fork")
     extra = nbgrader_args(args, db_url)
-    with ProcessPoolExecutor(jobs, context, worker.init_worker, (str(root), extra)) as pool:
+    budget_file = str(args.budget.resolve()) if args.budget else None
+    with ProcessPoolExecutor(
+        jobs, context, worker.init_worker, (str(root), extra, budget_file)
+    ) as pool:
         futures = [pool.submit(worker.grade, task) for task in tasks]
         for done, future in enumerate(as_completed(futures), start=len(invalid) + 1):
             outcome = future.result()

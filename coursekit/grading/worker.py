@@ -19,6 +19,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from coursekit.grading import budget
+
 ATTEMPTS = 3
 
 
@@ -41,13 +43,17 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage()[-2000:])
 
 
-def init_worker(root: str, extra_args: list[str]) -> None:
+def init_worker(root: str, extra_args: list[str], budget_file: str | None = None) -> None:
     os.chdir(root)
-    global _EXTRA_ARGS
+    global _EXTRA_ARGS, _BUDGET_FILE
     _EXTRA_ARGS = list(extra_args)
+    _BUDGET_FILE = budget_file
+    if budget_file:
+        budget.install()
 
 
 _EXTRA_ARGS: list[str] = []
+_BUDGET_FILE: str | None = None
 
 
 def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
@@ -57,11 +63,12 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
     app = AutogradeApp()
     collect = _Collect()
     try:
-        app.initialize(
-            [assignment, f"--student={student}", "--force", "--log-level=ERROR", *_EXTRA_ARGS]
-        )
-        app.log.addHandler(collect)
-        app.start()
+        with budget.BUDGET.phase("app"):
+            app.initialize(
+                [assignment, f"--student={student}", "--force", "--log-level=ERROR", *_EXTRA_ARGS]
+            )
+            app.log.addHandler(collect)
+            app.start()
     except SystemExit as stop:  # nbgrader exits 1 when a submission failed
         if stop.code not in (0, None):
             return False, collect.messages or [f"nbgrader exited with {stop.code}"]
@@ -76,6 +83,16 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
 def grade(task: tuple[str, str]) -> Outcome:
     assignment, student = task
     started = time.perf_counter()
+    budget.BUDGET.reset()
+    try:
+        with budget.BUDGET.phase("worker"):
+            return _grade(assignment, student, started)
+    finally:
+        if _BUDGET_FILE:
+            budget.append(_BUDGET_FILE, assignment, student, budget.BUDGET.record())
+
+
+def _grade(assignment: str, student: str, started: float) -> Outcome:
     errors: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         ok, errors = autograde_once(assignment, student)

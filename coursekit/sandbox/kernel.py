@@ -41,6 +41,7 @@ class SandboxMixin:
     _lease: policy.UidLease | None = None
     _scratch: str | None = None
     _stderr: bytearray | None = None
+    kernel_pid: int | None = None  # the sandbox's first process (or the kernel), for CPU times
 
     async def _async_pre_start_kernel(self, **kw):
         self.transport = "ipc"
@@ -55,6 +56,7 @@ class SandboxMixin:
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         if not self.sandboxed:
             await super()._async_launch_kernel([*self.limits.prlimit(), *kernel_cmd], **kw)
+            self.kernel_pid = self.provisioner.pid
             return
         host_folder = Path(kw.pop("cwd", None) or tempfile.gettempdir())
         workdir = f"{policy.HOME}/{host_folder.name}"
@@ -111,6 +113,7 @@ class SandboxMixin:
         # The client (and the manager's control socket) reach the kernel's
         # sockets through the sandbox's root.
         self.ip = f"/proc/{child}/root{policy.KERNEL_DIR}/k"
+        self.kernel_pid = child
 
     def startup_log(self) -> str:
         time.sleep(0.2)  # bwrap has just exited: let the reader take its last words

@@ -1,0 +1,273 @@
+"""Where one notebook's grading time goes: a measured budget (`make grade --budget FILE`).
+
+Measurement only: when a worker is started with a budget file, `install()`
+wraps a few methods of nbgrader, nbclient and SandboxedExecute with timers;
+nothing they do changes. Each phase keeps its *own* time (a phase inside
+another is subtracted from the outer one), so the phases of a notebook add
+up to its total. For each phase it records wall-clock seconds and the
+worker's CPU seconds (`time.process_time`, all of its threads); the kernel's
+own CPU seconds are read from /proc when its kernel is ready and just
+before it is killed. One JSON line per graded submission goes to the file;
+`summarize` turns the lines into the per-notebook table `make bench` prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import json
+import os
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+
+# (key, label) in the order a notebook meets them; `summarize` prints this order.
+PHASES = (
+    ("app", "nbgrader app: config, logging, find files"),
+    ("init_assignment", "nbgrader: learner & submission rows, copy files"),
+    ("sanitize_pass", "pass 1 (sanitize): read + write notebook"),
+    ("ClearOutput", "  ClearOutput"),
+    ("DeduplicateIds", "  DeduplicateIds"),
+    ("OverwriteKernelspec", "  OverwriteKernelspec"),
+    ("OverwriteCells", "  OverwriteCells (gradebook reads)"),
+    ("CheckCellMetadata", "  CheckCellMetadata (both passes)"),
+    ("autograde_pass", "pass 2 (autograde): read + write notebook"),
+    ("setup_sources", "  execute: setup cells from the gradebook"),
+    ("kernel_start", "  kernel start (sandbox + python + ipykernel)"),
+    ("first_cell", "  first code cell (imports)"),
+    ("learner_cells", "  other non-test cells in the kernel"),
+    ("test_cells", "  test cells in the kernel (visible part)"),
+    ("trusted_setup", "  trusted side: setup cells"),
+    ("trusted_checks", "  trusted side: checks over the bridge"),
+    ("kernel_stop", "  kernel kill + cleanup"),
+    ("execute_other", "  execute: the rest"),
+    ("IgnorePattern", "  IgnorePattern"),
+    ("ClearMetadataPreprocessor", "  ClearMetadataPreprocessor"),
+    ("LimitOutput", "  LimitOutput"),
+    ("SaveAutoGrades", "  SaveAutoGrades (gradebook writes)"),
+    ("AssignLatePenalties", "  AssignLatePenalties"),
+    ("worker", "worker: the rest"),
+)
+
+
+class Budget:
+    """Exclusive wall and CPU seconds per phase for the submission being graded."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.wall: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.kernel_cpu_ready: list[float] = []
+        self.kernel_cpu_total: list[float] = []
+        self._stack: list[str] = []
+
+    def _enter(self, name: str):
+        self._stack.append(name)
+        return time.perf_counter(), time.process_time()
+
+    def _leave(self, name: str, started) -> None:
+        wall = time.perf_counter() - started[0]
+        cpu = time.process_time() - started[1]
+        self._stack.pop()
+        self.wall[name] += wall
+        self.cpu[name] += cpu
+        if self._stack:  # the outer phase keeps only its own time
+            self.wall[self._stack[-1]] -= wall
+            self.cpu[self._stack[-1]] -= cpu
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        started = self._enter(name)
+        try:
+            yield
+        finally:
+            self._leave(name, started)
+
+    def record(self) -> dict:
+        return {
+            "wall": dict(self.wall),
+            "cpu": dict(self.cpu),
+            "kernel_cpu_ready": sum(self.kernel_cpu_ready),
+            "kernel_cpu_total": sum(self.kernel_cpu_total),
+        }
+
+
+BUDGET = Budget()
+
+
+def _wrap(cls, method: str, phase) -> None:
+    """Time `cls.method` as `phase` (a name, or a function of self and the arguments)."""
+    original = getattr(cls, method)
+    name_of = phase if callable(phase) else (lambda *_: phase)
+
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def timed(self, *args, **kwargs):
+            name = name_of(self, *args)
+            if name is None:
+                return await original(self, *args, **kwargs)
+            started = BUDGET._enter(name)
+            try:
+                return await original(self, *args, **kwargs)
+            finally:
+                BUDGET._leave(name, started)
+
+    else:
+
+        @functools.wraps(original)
+        def timed(self, *args, **kwargs):
+            name = name_of(self, *args)
+            if name is None:
+                return original(self, *args, **kwargs)
+            started = BUDGET._enter(name)
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                BUDGET._leave(name, started)
+
+    setattr(cls, method, timed)
+
+
+def kernel_cpu_seconds(km) -> float:
+    """User + system CPU seconds of the kernel's processes (0.0 when they are gone)."""
+    pid = getattr(km, "kernel_pid", None)
+    if pid is None:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for process in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / ticks
+
+
+def _children(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            kids = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        found += [int(k) for k in kids]
+        stack += [int(k) for k in kids]
+    return found
+
+
+_installed = False
+
+
+def install() -> None:
+    """Put the timers in place (once per worker process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    from nbconvert.preprocessors.base import Preprocessor
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.converters.base import BaseConverter
+
+    from coursekit import cells
+    from coursekit.grading.execute import SandboxedExecute
+    from coursekit.grading.trusted import TrustedNotebook
+
+    known = {key for key, _ in PHASES}
+
+    def preprocessor_phase(self, *_):
+        name = type(self).__name__
+        if isinstance(self, SandboxedExecute):
+            return "execute_other"
+        return name if name in known else "execute_other"
+
+    def pass_phase(self, *_):
+        if isinstance(self, Autograde):
+            return "sanitize_pass" if self._sanitizing else "autograde_pass"
+        return None
+
+    def cell_phase(self, cell, *_):
+        if cells.is_test(cell):
+            return "test_cells"
+        if not getattr(self, "_budget_first_done", False):
+            self._budget_first_done = True
+            return "first_cell"
+        return "learner_cells"
+
+    _wrap(Preprocessor, "__call__", preprocessor_phase)
+    _wrap(BaseConverter, "convert_single_notebook", pass_phase)
+    _wrap(Autograde, "init_assignment", "init_assignment")
+    _wrap(SandboxedExecute, "_gradebook_setup_sources", "setup_sources")
+    # nbclient's sync entry points (run_sync copies made when its class was defined).
+    _wrap(SandboxedExecute, "start_new_kernel", "kernel_start")
+    _wrap(SandboxedExecute, "_run_in_kernel", cell_phase)
+    _wrap(SandboxedExecute, "_judge", "trusted_checks")
+    _wrap(TrustedNotebook, "run_setup", "trusted_setup")
+
+    start_client = SandboxedExecute.start_new_kernel_client
+
+    def start_client_timed(self):
+        with BUDGET.phase("kernel_start"):
+            kc = start_client(self)
+        BUDGET.kernel_cpu_ready.append(kernel_cpu_seconds(self.km))
+        return kc
+
+    SandboxedExecute.start_new_kernel_client = start_client_timed
+
+    cleanup = SandboxedExecute._cleanup_kernel
+
+    def cleanup_timed(self):
+        if self.km is not None:
+            BUDGET.kernel_cpu_total.append(kernel_cpu_seconds(self.km))
+        with BUDGET.phase("kernel_stop"):
+            return cleanup(self)
+
+    SandboxedExecute._cleanup_kernel = cleanup_timed
+
+
+def append(path: str, assignment: str, student: str, record: dict) -> None:
+    line = json.dumps({"assignment": assignment, "student": student, **record})
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(line + "\n")
+
+
+def summarize(path: Path) -> str:
+    """Mean seconds per notebook of each phase, wall and CPU, as a table."""
+    records = [json.loads(line) for line in Path(path).read_text().splitlines() if line]
+    if not records:
+        return "no budget records"
+    notebooks = len(records)
+
+    def mean(kind: str, key: str) -> float:
+        return sum(r[kind].get(key, 0.0) for r in records) / notebooks
+
+    lines = [
+        f"time budget per notebook (mean of {notebooks}; own time of each phase, "
+        "worker = the grading process)",
+        f"  {'phase':<48} {'wall ms':>8} {'worker CPU ms':>14}",
+    ]
+    for key, label in PHASES:
+        wall, cpu = mean("wall", key), mean("cpu", key)
+        if abs(wall) < 0.0005 and abs(cpu) < 0.0005:
+            continue
+        lines.append(f"  {label:<48} {wall * 1000:8.0f} {cpu * 1000:14.0f}")
+    total_wall = sum(mean("wall", key) for key, _ in PHASES)
+    total_cpu = sum(mean("cpu", key) for key, _ in PHASES)
+    lines.append(f"  {'total':<48} {total_wall * 1000:8.0f} {total_cpu * 1000:14.0f}")
+    ready = statistics.mean(r["kernel_cpu_ready"] for r in records)
+    whole = statistics.mean(r["kernel_cpu_total"] for r in records)
+    lines.append(
+        f"  kernel's own CPU: {ready * 1000:.0f} ms until ready (python, ipykernel), "
+        f"{whole * 1000:.0f} ms in all"
+    )
+    lines.append(
+        f"  CPU per notebook, worker + kernel: {(total_cpu + whole) * 1000:.0f} ms "
+        f"(2 cores: at best {(total_cpu + whole) / 2:.2f} s per notebook)"
+    )
+    return "\n".join(lines)
