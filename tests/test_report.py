@@ -8,9 +8,11 @@ import sys
 
 import pytest
 
+from coursekit import cells as course_cells
+from coursekit.course import Course, contract_functions
 from coursekit.demo import UNKNOWN_MISTAKES, simulated_class
 from coursekit.release import venv_environment
-from coursekit.report import data, probe
+from coursekit.report import data, overview, probe, render, summary
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = ["ch3_multihead", "ch4_cross_attention"]
@@ -35,7 +37,8 @@ def test_the_probe_stops_learner_code_that_never_returns(monkeypatch):
     looping = "def softmax(x):\n    while True:\n        pass\n"
     learner = data.LearnerResult("looper", 0, 1, 0, answers=[looping])
     result = probe.run_probe("ch3_multihead", learner, ["softmax"])
-    assert result == {"softmax": {"got": "error:timeout", "agrees": False}}
+    timed_out = {"got": "error:timeout", "agrees": False, "error": "3 초 안에 끝나지 않았습니다"}
+    assert result == {"softmax": timed_out}
 
 
 def test_the_probe_calls_learner_code_in_its_sandbox_and_compares_outside():
@@ -53,6 +56,86 @@ def test_the_probe_calls_learner_code_in_its_sandbox_and_compares_outside():
         found[name] = probe.run_probe("ch3_multihead", learner, ["softmax"])["softmax"]
     assert found["right"]["agrees"] and not found["wrong"]["agrees"]
     assert found["right"]["got"] != found["wrong"]["got"]
+
+
+def released_answers(assignment: str) -> dict[str, str]:
+    """function -> its answer cell as learners get it (the stub)."""
+    nb = Course(ROOT).release_notebook(assignment)
+    answers = [c.source for c in nb.cells if course_cells.is_code_answer(c)]
+    return {overview.diagnosis.defined_function(a): a for a in answers}
+
+
+def small_class() -> data.AssignmentData:
+    """Four learners of ch3 on a made-up 20-point notebook: cells a (5), b (5), manual m (10)."""
+    stubs = released_answers("ch3_multihead")
+    written = {f: stubs[f].replace("raise NotImplementedError()", "return None") for f in stubs}
+    fail = data.Failure
+    learners = [
+        data.LearnerResult("blank", 0, 20, 0, [fail("a", 0, 5, ""), fail("b", 0, 5, "")],
+                           answers=list(stubs.values())),
+        data.LearnerResult("half", 1.9, 20, 0, [fail("a", 0, 5, "")],
+                           answers=[*(written[f] for f in written if f != "mha_param_count"),
+                                    stubs["mha_param_count"]]),
+        data.LearnerResult("low", 2, 20, 0, [fail("b", 2, 5, "")], answers=list(written.values())),
+        data.LearnerResult("top", 20, 20, 0, [], answers=list(written.values())),
+    ]  # fmt: skip
+    return data.AssignmentData("ch3_multihead", {"a": 5, "b": 5}, {"m": 10}, learners)
+
+
+def test_histogram_puts_each_learner_in_its_score_range():
+    bins = overview.histogram(small_class())
+    assert [(b.low, b.high) for b in bins] == [(2 * i, 2 * i + 2) for i in range(10)]
+    assert bins[0].students == ["blank", "half"] and bins[1].students == ["low"]
+    assert bins[-1].students == ["top"] and bins[-1].label == "18–20점"
+    assert sum(len(b.students) for b in bins) == 4
+
+
+def test_pass_rates_count_learners_with_full_points_per_cell_in_notebook_order():
+    rates = overview.pass_rates(small_class(), {"b": "softmax", "a": "split_heads"})
+    assert [(r.cell, r.function, r.points, r.passed, r.learners) for r in rates] == [
+        ("b", "softmax", 5, 2, 4),
+        ("a", "split_heads", 5, 2, 4),
+    ]
+
+
+def test_a_learner_who_left_every_stub_is_unimplemented_once():
+    left = overview.unimplemented(small_class())
+    assert left.nothing == ["blank"]
+    assert left.partly == {"half": ["mha_param_count"]}
+    assert left.of("blank") == contract_functions("ch3_multihead")
+
+
+def test_the_probe_skips_unimplemented_functions_and_keeps_errors_out_of_clusters(monkeypatch):
+    asked = {}
+    outcomes = {
+        "split_heads": {"got": "abc", "agrees": False},
+        "softmax": {"got": "error:ValueError", "agrees": False, "error": "ValueError: 모양"},
+    }
+
+    def fake_probe(assignment, learner, functions):
+        asked[learner.student] = functions
+        return {f: outcomes.get(f, {"got": "ref", "agrees": True}) for f in functions}
+
+    monkeypatch.setattr(probe, "run_probe", fake_probe)
+    found = small_class()
+    for learner in found.learners:
+        learner.failures = [
+            data.Failure("x", 0, 1, "", function=f) for f in ("split_heads", "softmax")
+        ]
+    clusters = probe.clusters(found)
+    assert "blank" not in asked, "a learner who implemented nothing was probed"
+    assert "mha_param_count" not in asked["half"] and "mha_param_count" in asked["low"]
+    assert [(c.function, c.is_error) for c in clusters] == [
+        ("split_heads", False),
+        ("softmax", True),
+    ]
+    assert clusters[1].error == "ValueError: 모양" and clusters[1].students == [
+        "half",
+        "low",
+        "top",
+    ]
+    labels = [label for label, _ in render.numbered(clusters)]
+    assert labels == ["C1", "E1"]
 
 
 def test_report_help_is_korean():
@@ -73,7 +156,7 @@ def test_html_page_has_diagnoses_counts_chart_and_unknown_cluster(demo_run: Demo
     page = (demo_run.root / "reports" / f"{assignment}.html").read_text(encoding="utf-8")
     assert "<svg" in page, "no bar chart"
     assert "src=" not in page and "<link" not in page, "the page is not self-contained"
-    assert "짐작되는 실수별 학습자 수" in page and "가장 어려운 칸" in page
+    assert "짐작되는 실수별 학습자 수" in page and "점수 분포" in page and "칸별 통과율" in page
     for learner in simulated_class(assignment):
         assert learner.student in page
     for learner in simulated_class(assignment):
@@ -95,8 +178,9 @@ def test_csv_lists_each_failing_cell_and_each_waiting_manual_cell(demo_run: Demo
     reference = students(assignment, lambda x: x.plan == "정답 (reference)")
     assert {r["status"] for r in table if r["student"] in reference} == {"조교 채점 대기"}
     blank = students(assignment, lambda x: x.blank)
-    assert all(r["misconception"] == "not_implemented" or not r["seed"]
-               for r in table if r["student"] in blank and r["status"] == "틀림")  # fmt: skip
+    statuses = {r["status"] for r in table if r["student"] in blank}
+    assert statuses == {"미구현"}, statuses  # its untouched written answer scores 0 itself
+    assert not any(r["cluster"] for r in table if r["student"] in blank)
     unknown = students(assignment, lambda x: "카탈로그에 없는" in x.plan)
     clusters = {r["cluster"] for r in table if r["student"] in unknown and r["cluster"]}
     assert len(clusters) == 1, table
@@ -106,8 +190,6 @@ def test_csv_lists_each_failing_cell_and_each_waiting_manual_cell(demo_run: Demo
 
 @pytest.mark.xdist_group(GROUP)
 def test_class_counts_name_how_many_learners_each_mistake_hit(demo_run: DemoRun):
-    from coursekit.report import summary
-
     found = data.read_assignment(demo_run.root, "ch3_multihead")
     counts = summary.summarize(found)
     hits = {key: n for key, _, n in counts.misconceptions}
@@ -115,3 +197,46 @@ def test_class_counts_name_how_many_learners_each_mistake_hit(demo_run: DemoRun)
     cells = dict(counts.hardest_cells)
     assert cells["param_count_seed"] == 3  # blank + the two unknown-mistake learners
     assert counts.late == sorted(students("ch3_multihead", lambda x: x.late))
+
+
+@pytest.mark.xdist_group(GROUP)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_overview_counts_match_the_gradebook(demo_run: DemoRun, assignment):
+    found = data.read_assignment(demo_run.root, assignment)
+    view = overview.overview(demo_run.root, found)
+    bins = view.histogram
+    assert sum(len(b.students) for b in bins) == len(found.learners) == 9
+    for learner in found.learners:
+        (home,) = [b for b in bins if learner.student in b.students]
+        assert home.low <= learner.score and (learner.score < home.high or home.last)
+    blank = students(assignment, lambda x: x.blank)
+    assert set(bins[0].students) >= blank
+    scores = Course(demo_run.root).scores(assignment)
+    maximum = Course(demo_run.root).max_scores(assignment)
+    assert [r.cell for r in view.cells] == list(found.cells)  # every autograded cell, once
+    for rate in view.cells:
+        full = [s for s in scores if (scores[s][rate.cell] or 0) >= maximum[rate.cell]]
+        assert (rate.passed, rate.learners, rate.points) == (len(full), 9, maximum[rate.cell])
+        assert rate.function in contract_functions(assignment)
+    assert view.unimplemented.nothing == sorted(blank) and not view.unimplemented.partly
+
+
+@pytest.mark.xdist_group(GROUP)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_learner_who_implemented_nothing_is_one_line_and_in_no_cluster(
+    demo_run: DemoRun, assignment
+):
+    (blank,) = students(assignment, lambda x: x.blank)
+    table = demo_run.output.split(f"■ {assignment}")[1].split("■ ")[0]
+    mentions = [line for line in table.splitlines() if blank in line]
+    assert len(mentions) == 2, mentions  # the class's 미구현 line and the learner's own row
+    assert mentions[0].startswith("  미구현 (아무 함수도 구현하지 않음): 1명 ")
+    assert mentions[1].endswith(" 0/22  미구현: 아무 함수도 구현하지 않았습니다")
+    lines = table.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith(blank))
+    assert not lines[row + 1].startswith("      ✗"), "failing cells listed for a blank learner"
+    page = (demo_run.root / "reports" / f"{assignment}.html").read_text(encoding="utf-8")
+    clusters = page.split("<h2>같은 틀린 출력으로 묶인 학습자</h2>")[1].split("<h2>")[0]
+    assert blank not in clusters and "NotImplementedError" not in clusters
+    assert "error:" not in clusters
+    assert f"1명: {blank}</p>" in page

@@ -16,7 +16,7 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 
 from coursekit.course import Course
-from coursekit.report import data, probe, render, summary
+from coursekit.report import data, overview, probe, render, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,10 +35,11 @@ def build(root: Path, assignment: str, out: Path, use_probe: bool = True) -> str
     found = data.read_assignment(root, assignment)
     clusters = probe.clusters(found, progress_line(assignment)) if use_probe else []
     counts = summary.summarize(found)
+    view = overview.overview(root, found)
     out.mkdir(parents=True, exist_ok=True)
-    render.write_csv(out / f"{assignment}.csv", found, clusters)
-    render.write_html(out / f"{assignment}.html", found, counts, clusters)
-    return render.terminal(found, counts, clusters)
+    render.write_csv(out / f"{assignment}.csv", found, clusters, view)
+    render.write_html(out / f"{assignment}.html", found, counts, clusters, view)
+    return render.terminal(found, counts, clusters, view)
 
 
 def main(argv=None) -> int:
