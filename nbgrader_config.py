@@ -21,6 +21,7 @@ from nbgrader.preprocessors import (
 )
 
 from coursekit.feedback import FeedbackSummary
+from coursekit.feedback_link import configure as configure_feedback_link
 from coursekit.grading.execute import SandboxedExecute
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 from coursekit.validation import configure as configure_validate
@@ -89,3 +90,8 @@ c.GenerateFeedback.preprocessors = [
 # open its report with one line per function (coursekit/validation.py). After
 # c.Execute.timeout: the time-out message names that limit.
 configure_validate(c)
+
+# The Assignments tab's "(view feedback)" goes to the feedback page itself, not
+# to its folder: nbgrader's ExchangeList plugin with that one path changed
+# (coursekit/feedback_link.py).
+configure_feedback_link(c)
