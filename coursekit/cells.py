@@ -17,6 +17,11 @@ from nbgrader.preprocessors import ClearHiddenTests
 # the learner saw the drawing in their own run.
 SKIP_TAG = "skip-autograde"
 
+# Where the grader keeps a failed hidden check's record (grader_tests.verdict)
+# in the autograded notebook. Only the grader writes it: whatever a submission
+# brings under this key is dropped before grading (forget_verdicts).
+VERDICT_KEY = "coursekit_verdict"
+
 
 def grade_id(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -73,3 +78,18 @@ def passed(cell) -> bool:
         out.output_type == "error" or (out.output_type == "stream" and out.name == "stderr")
         for out in cell.get("outputs", [])
     )
+
+
+def store_verdict(cell, record: dict) -> None:
+    cell.metadata[VERDICT_KEY] = record
+
+
+def verdict_record(cell) -> dict | None:
+    """The grader's record of this cell's failed hidden check, if it has one."""
+    return cell.metadata.get(VERDICT_KEY)
+
+
+def forget_verdicts(nb) -> None:
+    """Drop verdict records a submitted notebook carries: only the grader's count."""
+    for cell in nb.cells:
+        cell.metadata.pop(VERDICT_KEY, None)

@@ -17,6 +17,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from coursekit import cells
 from coursekit.release import nbgrader
 
 
@@ -109,11 +110,23 @@ class Course:
             nb = gb.find_notebook(Path(self.notebook_name(assignment)).stem, assignment)
             return {cell.name: cell.max_score for cell in nb.grade_cells}
 
+    def autograded_notebook(self, student: str, assignment: str) -> nbformat.NotebookNode:
+        path = self.root / "autograded" / student / assignment / self.notebook_name(assignment)
+        return nbformat.read(path, as_version=4)
+
+    def autograded_verdicts(self, student: str, assignment: str) -> dict[str, dict]:
+        """grade_id -> the verdict record of each failed hidden check (grader_tests.verdict)."""
+        found = {}
+        for cell in self.autograded_notebook(student, assignment).cells:
+            record = cells.verdict_record(cell)
+            if record is not None:
+                found[cells.grade_id(cell)] = record
+        return found
+
     def autograded_errors(self, student: str, assignment: str) -> dict[str, str]:
         """grade_id -> the error text each failing cell shows in the autograded notebook."""
-        path = self.root / "autograded" / student / assignment / self.notebook_name(assignment)
         errors = {}
-        for cell in nbformat.read(path, as_version=4).cells:
+        for cell in self.autograded_notebook(student, assignment).cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
             for output in cell.get("outputs", []):
                 if output.output_type == "error":

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 
+from catalog import catalogs
 from coursekit import exchange, submissions
 from coursekit.course import Course
 from coursekit.instructor import Instructor
@@ -33,27 +34,12 @@ from coursekit.instructor import Instructor
 ROOT = Path(__file__).resolve().parent.parent
 
 # Two learners per assignment make the same mistake that the catalog does not
-# know, written differently: the report's probe clustering groups them anyway.
+# name, written differently (catalog/<assignment>.py, `unknown_mistake`): the
+# report's probe clustering groups them anyway. function -> two answer cells.
 UNKNOWN_MISTAKES = {
-    "ch3_multihead": (
-        "mha_param_count",
-        [
-            "def mha_param_count(d_model, h):\n    return 4 * d_model * d_model + 4 * d_model\n",
-            "def mha_param_count(d_model, h):\n"
-            "    weights = d_model * d_model\n"
-            "    biases = d_model\n"
-            "    return 4 * (weights + biases)\n",
-        ],
-    ),
-    "ch4_cross_attention": (
-        "padding_mask",
-        [
-            "def padding_mask(token_ids, pad_id=0):\n    return (token_ids != pad_id)[:, None]\n",
-            "def padding_mask(token_ids, pad_id=0):\n"
-            "    keep = token_ids != pad_id\n"
-            "    return keep.reshape(-1, 1)\n",
-        ],
-    ),
+    assignment: (catalog.unknown_mistake.function, list(catalog.unknown_mistake.sources))
+    for assignment, catalog in catalogs().items()
+    if catalog.unknown_mistake is not None
 }
 CATALOG_MISTAKES = 4
 
@@ -85,8 +71,6 @@ class Learner:
 
 def simulated_class(assignment: str) -> list[Learner]:
     """Nine learners: reference, blank, catalog mistakes, an unknown mistake twice, one late."""
-    from tests.catalog_support import catalogs  # the catalog lives with the tests
-
     plans = [Learner("", "정답 (reference)"), Learner("", "빈 제출 (release 그대로)", blank=True)]
     catalog = catalogs().get(assignment)
     seen: set[str] = set()

@@ -1,6 +1,7 @@
 """Hidden checks for ch3_multihead (3장 실습 3, Multi-Head 로 나누고 합치기).
 
-Each `check_*` function is what one hidden test cell calls. Random cases use
+`CHECKS` at the end declares one `HiddenCheck` per hidden test cell; the
+cell calls the derived `check_<grade_id>(function)`. Random cases use
 all-different axis lengths, so a swapped axis cannot hide behind equal sizes;
 every case carries its seed, and `python -m grader_tests.reproduce
 ch3_multihead SEED` rebuilds it for a TA.
@@ -15,20 +16,26 @@ import numpy as np
 
 from solutions import ch3_multihead as ref
 
+from .checks import HiddenCheck, HiddenChecks
 from .core import (
     READS_NOTEBOOK_GLOBALS,
     Case,
     Evidence,
     Misconception,
-    check,
     distinct_ints,
     quiet_numpy,
-    reads_globals,
     same,
     uses_attribute,
 )
 
 ASSIGNMENT = "ch3_multihead"
+# Names the seed's setup cells define at top level. A learner function that
+# reads one of them instead of its own arguments only works on the seed.
+NOTEBOOK_GLOBALS = frozenset(
+    {"n", "h", "d_model", "d_head", "d_k", "words", "X", "Q", "K", "V", "Qh", "Kh", "Vh"}
+)
+# The functions multi_head_attention calls; the reference's stand in for the learner's.
+MHA_HELPERS = ("softmax", "split_heads", "scaled_dot_product_attention", "merge_heads")
 # The seed's n, d_model and h, which a learner may read as globals or write in as numbers.
 SEED_N, SEED_D_MODEL, SEED_H = 4, 8, 2
 
@@ -41,7 +48,7 @@ def _right_only_at_the_seed(reference, *seed_args):
     """
 
     def detect(ev: Evidence) -> bool:
-        if reads_globals(ev.fn):
+        if ev.globals_read():
             return False
         with quiet_numpy():
             got = ev.fn(*copy.deepcopy(seed_args))
@@ -137,42 +144,17 @@ SOFTMAX_MISTAKES = (
 )
 
 
-def check_softmax_random_shapes(softmax) -> None:
-    """softmax on 1-, 2- and 3-D arrays with all-different axis lengths."""
-    check(
-        softmax,
-        name="softmax",
-        title="무작위 모양(1~3차원)",
-        reference=ref.softmax,
-        cases=SOFTMAX_RANDOM_CASES,
-        misconceptions=SOFTMAX_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_softmax_large_entries(softmax) -> None:
-    """softmax on entries up to ±1e4, which overflow exp() without the max shift."""
-    check(
-        softmax,
-        name="softmax",
-        title="±1e4 까지 큰 값",
-        reference=ref.softmax,
-        cases=SOFTMAX_LARGE_CASES,
-        misconceptions=SOFTMAX_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
 # ---------------------------------------------------------------- split_heads
 
 
 def split_heads_case(seed: int, *, h: int | None = None, d_model: int | None = None) -> Case:
+    """Random (n, d_model, h) with all-different lengths, or the given edge h and d_model."""
     rng = np.random.default_rng(seed)
+    label = "무작위 모양" if h is None else f"경계 사례 h={h}, d_model={d_model}"
     if h is None:
         h, d_head = distinct_ints(rng, 2, 2, 6)
         d_model = h * d_head
     n = next(v for v in distinct_ints(rng, 5, 2, 9) if v not in (h, d_model, d_model // h))
-    label = "무작위 모양" if seed < 3250 else f"경계 사례 h={h}, d_model={d_model}"
     return Case(label, (rng.normal(size=(n, d_model)), h), ("M", "h"), seed)
 
 
@@ -212,41 +194,16 @@ SPLIT_HEADS_MISTAKES = (
 )
 
 
-def check_split_heads_random_shapes(split_heads) -> None:
-    """split_heads on random (n, d_model, h) with all-different lengths."""
-    check(
-        split_heads,
-        name="split_heads",
-        title="무작위 모양",
-        reference=ref.split_heads,
-        cases=SPLIT_HEADS_RANDOM_CASES,
-        misconceptions=SPLIT_HEADS_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_split_heads_edge_cases(split_heads) -> None:
-    """split_heads with h = 1 and h = d_model (head width 1)."""
-    check(
-        split_heads,
-        name="split_heads",
-        title="경계 사례(h = 1, h = d_model)",
-        reference=ref.split_heads,
-        cases=SPLIT_HEADS_EDGE_CASES,
-        misconceptions=SPLIT_HEADS_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
 # ---------------------------------------------------------------- attention
 
 
 def attention_case(seed: int, *, leading: tuple[int, ...] | None = None) -> Case:
+    """Random shapes with one head axis, or the given leading axes (an edge case)."""
     rng = np.random.default_rng(seed)
     n_q, n_k, d_k, d_v, heads = distinct_ints(rng, 5, 2, 9)
+    label = "무작위 모양" if leading is None else f"경계 사례 앞 축 {leading}"
     if leading is None:
         leading = (heads,)
-    label = "무작위 모양" if seed < 3350 else f"경계 사례 앞 축 {leading}"
     Q = rng.normal(size=(*leading, n_q, d_k))
     K = rng.normal(size=(*leading, n_k, d_k))
     V = rng.normal(size=(*leading, n_k, d_v))
@@ -374,36 +331,6 @@ ATTENTION_MISTAKES = (
     ),
 )
 
-ATTENTION_HELPERS = {"softmax": ref.softmax}
-
-
-def check_attention_random_shapes(scaled_dot_product_attention) -> None:
-    """Attention with a head axis and all-different n_q, n_k, d_k, d_v, h."""
-    check(
-        scaled_dot_product_attention,
-        name="scaled_dot_product_attention",
-        title="무작위 모양(head 축 포함, n_q ≠ n_k, d_k ≠ d_v)",
-        reference=ref.scaled_dot_product_attention,
-        cases=ATTENTION_RANDOM_CASES,
-        misconceptions=ATTENTION_MISTAKES,
-        helpers=ATTENTION_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_attention_edge_cases(scaled_dot_product_attention) -> None:
-    """Attention without a head axis, with two leading axes, and with one query."""
-    check(
-        scaled_dot_product_attention,
-        name="scaled_dot_product_attention",
-        title="경계 사례(2차원 입력, 앞 축 두 개, head 1개)",
-        reference=ref.scaled_dot_product_attention,
-        cases=ATTENTION_EDGE_CASES,
-        misconceptions=ATTENTION_MISTAKES,
-        helpers=ATTENTION_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
-
 
 # ---------------------------------------------------------------- merge_heads
 
@@ -449,31 +376,19 @@ MERGE_HEADS_MISTAKES = (
 )
 
 
-def check_merge_heads_random_shapes(merge_heads) -> None:
-    """merge_heads on random (h, n, d_head) with all-different lengths."""
-    check(
-        merge_heads,
-        name="merge_heads",
-        title="무작위 모양",
-        reference=ref.merge_heads,
-        cases=MERGE_HEADS_RANDOM_CASES,
-        misconceptions=MERGE_HEADS_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
 # ---------------------------------------------------------------- multi_head_attention
 
 
 def mha_case(seed: int, *, h: int | None = None, d_model: int | None = None) -> Case:
+    """Random (n, d_model, h) with all-different lengths, or the given edge h and d_model."""
     rng = np.random.default_rng(seed)
+    label = "무작위 모양" if h is None else f"경계 사례 h={h}, d_model={d_model}"
     if h is None:
         h, d_head = distinct_ints(rng, 2, 2, 5)
         d_model = h * d_head
     n = next(v for v in distinct_ints(rng, 5, 2, 9) if v not in (h, d_model, d_model // h))
     X = rng.normal(size=(n, d_model))
     weights = tuple(rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4))
-    label = "무작위 모양" if seed < 3550 else f"경계 사례 h={h}, d_model={d_model}"
     return Case(label, (X, *weights, h), ("X", "W_Q", "W_K", "W_V", "W_O", "h"), seed)
 
 
@@ -538,41 +453,6 @@ MHA_MISTAKES = (
     ),
 )
 
-MHA_HELPERS = {
-    "softmax": ref.softmax,
-    "split_heads": ref.split_heads,
-    "scaled_dot_product_attention": ref.scaled_dot_product_attention,
-    "merge_heads": ref.merge_heads,
-}
-
-
-def check_mha_random_shapes(multi_head_attention) -> None:
-    """Multi-head attention on random (n, d_model, h) with all-different lengths."""
-    check(
-        multi_head_attention,
-        name="multi_head_attention",
-        title="무작위 모양",
-        reference=ref.multi_head_attention,
-        cases=MHA_RANDOM_CASES,
-        misconceptions=MHA_MISTAKES,
-        helpers=MHA_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_mha_edge_cases(multi_head_attention) -> None:
-    """Multi-head attention with h = 1 and h = d_model."""
-    check(
-        multi_head_attention,
-        name="multi_head_attention",
-        title="경계 사례(h = 1, h = d_model)",
-        reference=ref.multi_head_attention,
-        cases=MHA_EDGE_CASES,
-        misconceptions=MHA_MISTAKES,
-        helpers=MHA_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
-
 
 # ---------------------------------------------------------------- mha_param_count
 
@@ -611,29 +491,88 @@ PARAM_COUNT_MISTAKES = (
 )
 
 
-def check_param_count_other_sizes(mha_param_count) -> None:
-    """mha_param_count for other d_model and h (1 and d_model included)."""
-    check(
-        mha_param_count,
-        name="mha_param_count",
-        title="다른 d_model, h",
-        reference=ref.mha_param_count,
-        cases=PARAM_COUNT_CASES,
-        misconceptions=PARAM_COUNT_MISTAKES,
-    )
+# ---------------------------------------------------------------- the hidden cells
 
-
-# ---------------------------------------------------------------- reproduction
-
-# Every seeded case of this assignment, for `python -m grader_tests.reproduce`.
-SEEDED_CASES = {
-    case.seed: (reference, case)
-    for reference, cases in (
-        (ref.softmax, SOFTMAX_RANDOM_CASES + SOFTMAX_LARGE_CASES),
-        (ref.split_heads, SPLIT_HEADS_RANDOM_CASES + SPLIT_HEADS_EDGE_CASES),
-        (ref.scaled_dot_product_attention, ATTENTION_RANDOM_CASES + ATTENTION_EDGE_CASES),
-        (ref.merge_heads, MERGE_HEADS_RANDOM_CASES),
-        (ref.multi_head_attention, MHA_RANDOM_CASES + MHA_EDGE_CASES),
-    )
-    for case in cases
-}
+CHECKS = HiddenChecks(
+    ASSIGNMENT,
+    reference=ref,
+    notebook_globals=NOTEBOOK_GLOBALS,
+    checks=[
+        HiddenCheck(
+            "softmax_random_shapes",
+            "softmax",
+            "무작위 모양(1~3차원)",
+            SOFTMAX_RANDOM_CASES,
+            SOFTMAX_MISTAKES,
+        ),
+        HiddenCheck(
+            "softmax_large_entries",
+            "softmax",
+            "±1e4 까지 큰 값",
+            SOFTMAX_LARGE_CASES,
+            SOFTMAX_MISTAKES,
+        ),
+        HiddenCheck(
+            "split_heads_random_shapes",
+            "split_heads",
+            "무작위 모양",
+            SPLIT_HEADS_RANDOM_CASES,
+            SPLIT_HEADS_MISTAKES,
+        ),
+        HiddenCheck(
+            "split_heads_edge_cases",
+            "split_heads",
+            "경계 사례(h = 1, h = d_model)",
+            SPLIT_HEADS_EDGE_CASES,
+            SPLIT_HEADS_MISTAKES,
+        ),
+        HiddenCheck(
+            "attention_random_shapes",
+            "scaled_dot_product_attention",
+            "무작위 모양(head 축 포함, n_q ≠ n_k, d_k ≠ d_v)",
+            ATTENTION_RANDOM_CASES,
+            ATTENTION_MISTAKES,
+            helpers=("softmax",),
+        ),
+        HiddenCheck(
+            "attention_edge_cases",
+            "scaled_dot_product_attention",
+            "경계 사례(2차원 입력, 앞 축 두 개, head 1개)",
+            ATTENTION_EDGE_CASES,
+            ATTENTION_MISTAKES,
+            helpers=("softmax",),
+        ),
+        HiddenCheck(
+            "merge_heads_random_shapes",
+            "merge_heads",
+            "무작위 모양",
+            MERGE_HEADS_RANDOM_CASES,
+            MERGE_HEADS_MISTAKES,
+        ),
+        HiddenCheck(
+            "mha_random_shapes",
+            "multi_head_attention",
+            "무작위 모양",
+            MHA_RANDOM_CASES,
+            MHA_MISTAKES,
+            helpers=MHA_HELPERS,
+        ),
+        HiddenCheck(
+            "mha_edge_cases",
+            "multi_head_attention",
+            "경계 사례(h = 1, h = d_model)",
+            MHA_EDGE_CASES,
+            MHA_MISTAKES,
+            helpers=MHA_HELPERS,
+        ),
+        HiddenCheck(
+            "param_count_other_sizes",
+            "mha_param_count",
+            "다른 d_model, h",
+            PARAM_COUNT_CASES,
+            PARAM_COUNT_MISTAKES,
+        ),
+    ],
+)
+# check_<grade_id>(function), which each hidden cell calls.
+globals().update(CHECKS.wrappers())

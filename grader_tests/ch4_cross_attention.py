@@ -1,10 +1,11 @@
 """Hidden checks for ch4_cross_attention (4장 Cross-Attention: 원문을 흘끗 보기).
 
-Each `check_*` function is what one hidden test cell calls. Random cases use
+`CHECKS` at the end declares one `HiddenCheck` per hidden test cell; the
+cell calls the derived `check_<grade_id>(function)`. Random cases use
 all-different axis lengths (n_dec ≠ n_enc, n_q ≠ n_k), and random masks keep
 at least one True and one False in every row, so neither a mask nor its
-inverse ever blocks a whole row. Every seeded case is in `SEEDED_CASES`, so
-`python -m grader_tests.reproduce ch4_cross_attention SEED` rebuilds it.
+inverse ever blocks a whole row. Every seeded case can be rebuilt with
+`python -m grader_tests.reproduce ch4_cross_attention SEED`.
 
 split_heads and merge_heads are ch3's functions: their case builders and
 misconceptions come from grader_tests.ch3_multihead, with ch4's own seeds.
@@ -23,14 +24,13 @@ from solutions import ch4_cross_attention as ref
 
 from . import ch3_multihead as ch3
 from .ch3_multihead import MERGE_HEADS_MISTAKES, SPLIT_HEADS_MISTAKES
+from .checks import HiddenCheck, HiddenChecks
 from .core import (
     Case,
     Evidence,
     Misconception,
-    check,
     distinct_ints,
     quiet_numpy,
-    reads_globals,
     run_case,
     same,
     uses_attribute,
@@ -40,13 +40,13 @@ ASSIGNMENT = "ch4_cross_attention"
 
 # Composite functions are graded on their own code: a wrong helper loses points
 # in its own cells, not again here.
-REFERENCE_HELPERS = {
-    "split_heads": ref.split_heads,
-    "merge_heads": ref.merge_heads,
-    "scaled_dot_product_attention": ref.scaled_dot_product_attention,
-    "causal_mask": ref.causal_mask,
-    "padding_mask": ref.padding_mask,
-}
+REFERENCE_HELPERS = (
+    "split_heads",
+    "merge_heads",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+)
 
 
 def _predicting(*predictions: Callable) -> Callable[[Evidence], bool]:
@@ -63,9 +63,7 @@ def _predicting(*predictions: Callable) -> Callable[[Evidence], bool]:
 
 # ---------------------------------------------------------------- split_heads, merge_heads
 
-SPLIT_HEADS_RANDOM_CASES = [
-    replace(ch3.split_heads_case(seed), label="무작위 모양") for seed in range(4200, 4212)
-]
+SPLIT_HEADS_RANDOM_CASES = [ch3.split_heads_case(seed) for seed in range(4200, 4212)]
 MERGE_HEADS_RANDOM_CASES = [ch3.merge_heads_case(seed) for seed in range(4400, 4412)]
 
 
@@ -77,7 +75,7 @@ def _hard_coded_translator_shape(shapes_from_arguments: str, reference, *arg_set
     """
 
     def detect(ev: Evidence) -> bool:
-        if reads_globals(ev.fn):
+        if ev.globals_read():
             return False
         for args in arg_sets:
             try:
@@ -114,32 +112,6 @@ MERGE_MISTAKES = (
         *((ref.split_heads(M, 2),) for M in _TRANSLATOR_ROWS),
     ),
 )
-
-
-def check_split_heads_random_shapes(split_heads) -> None:
-    """split_heads on random (n, d_model, h) with all-different lengths."""
-    check(
-        split_heads,
-        name="split_heads",
-        title="무작위 모양(낱말 수 n 이 제각각)",
-        reference=ref.split_heads,
-        cases=SPLIT_HEADS_RANDOM_CASES,
-        misconceptions=SPLIT_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_merge_heads_random_shapes(merge_heads) -> None:
-    """merge_heads on random (h, n, d_head) with all-different lengths."""
-    check(
-        merge_heads,
-        name="merge_heads",
-        title="무작위 모양(낱말 수 n 이 제각각)",
-        reference=ref.merge_heads,
-        cases=MERGE_HEADS_RANDOM_CASES,
-        misconceptions=MERGE_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
 
 
 # ---------------------------------------------------------------- attention
@@ -292,32 +264,6 @@ ATTENTION_MASK_MISTAKES = (
 )
 
 
-def check_attention_random_masks(scaled_dot_product_attention) -> None:
-    """Attention with random masks of shapes (n_q, n_k), (1, n_k), (h, 1, n_k), ..."""
-    check(
-        scaled_dot_product_attention,
-        name="scaled_dot_product_attention",
-        title="무작위 가림판((n_q, n_k), (1, n_k), (h, 1, n_k) 등 퍼지는 모양)",
-        reference=ref.scaled_dot_product_attention,
-        cases=ATTENTION_MASK_CASES,
-        misconceptions=ATTENTION_MASK_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
-def check_attention_no_mask_random(scaled_dot_product_attention) -> None:
-    """Attention with mask=None on random shapes (no, one or two leading axes, n_q ≠ n_k)."""
-    check(
-        scaled_dot_product_attention,
-        name="scaled_dot_product_attention",
-        title="가림판 없이 무작위 모양(n_q ≠ n_k, 앞 축 0~2개)",
-        reference=ref.scaled_dot_product_attention,
-        cases=ATTENTION_NO_MASK_CASES,
-        misconceptions=ATTENTION_NO_MASK_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
 # ---------------------------------------------------------------- causal_mask, padding_mask
 
 # n = 1 comes last: its one cell cannot tell an upper triangle from a blocked diagonal.
@@ -368,18 +314,6 @@ CAUSAL_MASK_MISTAKES = (
     ),
     _mask_not_bool(ref.causal_mask),
 )
-
-
-def check_causal_mask_sizes(causal_mask) -> None:
-    """causal_mask(n) for n = 1..9: values, shape (n, n), dtype bool."""
-    check(
-        causal_mask,
-        name="causal_mask",
-        title="크기 n = 1 ~ 9",
-        reference=ref.causal_mask,
-        cases=CAUSAL_MASK_CASES,
-        misconceptions=CAUSAL_MASK_MISTAKES,
-    )
 
 
 # Where the padding goes in each padding_mask case.
@@ -438,22 +372,9 @@ PADDING_MASK_MISTAKES = (
 )
 
 
-def check_padding_mask_pad_ids(padding_mask) -> None:
-    """padding_mask with pad_id ≠ 0 and padding at the end, front, middle or scattered."""
-    check(
-        padding_mask,
-        name="padding_mask",
-        title="0 이 아닌 pad_id, 앞·가운데·끝의 패딩",
-        reference=ref.padding_mask,
-        cases=PADDING_CASES,
-        misconceptions=PADDING_MASK_MISTAKES,
-        reproduce=ASSIGNMENT,
-    )
-
-
 # ---------------------------------------------------------------- masked_self_attention
 
-MSA_RANDOM_CASES = [replace(ch3.mha_case(seed), label="무작위 모양") for seed in range(4500, 4512)]
+MSA_RANDOM_CASES = [ch3.mha_case(seed) for seed in range(4500, 4512)]
 
 
 def _attend(X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask=None, *, mix=True):
@@ -482,20 +403,6 @@ MSA_MISTAKES = (
         ),
     ),
 )
-
-
-def check_masked_self_attention_random(masked_self_attention) -> None:
-    """Masked self-attention on random (n, d_model, h) with all-different lengths."""
-    check(
-        masked_self_attention,
-        name="masked_self_attention",
-        title="무작위 모양",
-        reference=ref.masked_self_attention,
-        cases=MSA_RANDOM_CASES,
-        misconceptions=MSA_MISTAKES,
-        helpers=REFERENCE_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
 
 
 # ---------------------------------------------------------------- multi_head_cross_attention
@@ -608,46 +515,81 @@ CROSS_MISTAKES = (
 )
 
 
-def check_cross_attention_random(multi_head_cross_attention) -> None:
-    """Cross-attention with enc_mask=None on random shapes, n_dec ≠ n_enc."""
-    check(
-        multi_head_cross_attention,
-        name="multi_head_cross_attention",
-        title="무작위 모양(n_dec ≠ n_enc, enc_mask 없음)",
-        reference=ref.multi_head_cross_attention,
-        cases=CROSS_RANDOM_CASES,
-        misconceptions=CROSS_MISTAKES,
-        helpers=REFERENCE_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
+# ---------------------------------------------------------------- the hidden cells
 
-
-def check_cross_attention_enc_mask(multi_head_cross_attention) -> None:
-    """Cross-attention with random encoder padding masks."""
-    check(
-        multi_head_cross_attention,
-        name="multi_head_cross_attention",
-        title="원문(Encoder) 패딩 가림판 enc_mask",
-        reference=ref.multi_head_cross_attention,
-        cases=CROSS_MASK_CASES,
-        misconceptions=CROSS_MISTAKES,
-        helpers=REFERENCE_HELPERS,
-        reproduce=ASSIGNMENT,
-    )
-
-
-# ---------------------------------------------------------------- reproduction
-
-# Every seeded case of this assignment, for `python -m grader_tests.reproduce`.
-SEEDED_CASES = {
-    case.seed: (reference, case)
-    for reference, cases in (
-        (ref.split_heads, SPLIT_HEADS_RANDOM_CASES),
-        (ref.merge_heads, MERGE_HEADS_RANDOM_CASES),
-        (ref.scaled_dot_product_attention, ATTENTION_MASK_CASES + ATTENTION_NO_MASK_CASES),
-        (ref.padding_mask, PADDING_CASES),
-        (ref.masked_self_attention, MSA_RANDOM_CASES),
-        (ref.multi_head_cross_attention, CROSS_RANDOM_CASES + CROSS_MASK_CASES),
-    )
-    for case in cases
-}
+CHECKS = HiddenChecks(
+    ASSIGNMENT,
+    reference=ref,
+    # The translator example reuses ch3's names (n, h, d_model, Q, K, V, …).
+    notebook_globals=ch3.NOTEBOOK_GLOBALS,
+    checks=[
+        HiddenCheck(
+            "split_heads_random_shapes",
+            "split_heads",
+            "무작위 모양(낱말 수 n 이 제각각)",
+            SPLIT_HEADS_RANDOM_CASES,
+            SPLIT_MISTAKES,
+        ),
+        HiddenCheck(
+            "merge_heads_random_shapes",
+            "merge_heads",
+            "무작위 모양(낱말 수 n 이 제각각)",
+            MERGE_HEADS_RANDOM_CASES,
+            MERGE_MISTAKES,
+        ),
+        HiddenCheck(
+            "attention_random_masks",
+            "scaled_dot_product_attention",
+            "무작위 가림판((n_q, n_k), (1, n_k), (h, 1, n_k) 등 퍼지는 모양)",
+            ATTENTION_MASK_CASES,
+            ATTENTION_MASK_MISTAKES,
+        ),
+        HiddenCheck(
+            "attention_no_mask_random",
+            "scaled_dot_product_attention",
+            "가림판 없이 무작위 모양(n_q ≠ n_k, 앞 축 0~2개)",
+            ATTENTION_NO_MASK_CASES,
+            ATTENTION_NO_MASK_MISTAKES,
+        ),
+        HiddenCheck(
+            "causal_mask_sizes",
+            "causal_mask",
+            "크기 n = 1 ~ 9",
+            CAUSAL_MASK_CASES,
+            CAUSAL_MASK_MISTAKES,
+        ),
+        HiddenCheck(
+            "padding_mask_pad_ids",
+            "padding_mask",
+            "0 이 아닌 pad_id, 앞·가운데·끝의 패딩",
+            PADDING_CASES,
+            PADDING_MASK_MISTAKES,
+        ),
+        HiddenCheck(
+            "masked_self_attention_random",
+            "masked_self_attention",
+            "무작위 모양",
+            MSA_RANDOM_CASES,
+            MSA_MISTAKES,
+            helpers=REFERENCE_HELPERS,
+        ),
+        HiddenCheck(
+            "cross_attention_random",
+            "multi_head_cross_attention",
+            "무작위 모양(n_dec ≠ n_enc, enc_mask 없음)",
+            CROSS_RANDOM_CASES,
+            CROSS_MISTAKES,
+            helpers=REFERENCE_HELPERS,
+        ),
+        HiddenCheck(
+            "cross_attention_enc_mask",
+            "multi_head_cross_attention",
+            "원문(Encoder) 패딩 가림판 enc_mask",
+            CROSS_MASK_CASES,
+            CROSS_MISTAKES,
+            helpers=REFERENCE_HELPERS,
+        ),
+    ],
+)
+# check_<grade_id>(function), which each hidden cell calls.
+globals().update(CHECKS.wrappers())

@@ -23,12 +23,7 @@ from typing import Any
 
 import numpy as np
 
-# Names the seeded notebook defines at top level. A learner function that
-# reads one of them instead of its own arguments only works on the seed.
-NOTEBOOK_GLOBALS = frozenset(
-    {"n", "h", "d_model", "d_head", "d_k", "words", "X", "Q", "K", "V", "Qh", "Kh", "Vh"}
-)
-
+from .verdict import argument_record, describe_case_record, misconception_sentence
 
 # ---------------------------------------------------------------- cases
 
@@ -43,22 +38,18 @@ class Case:
     seed: int | None = None
     kwargs: dict = field(default_factory=dict)
 
+    def record(self) -> dict:
+        """The case as plain data, for a verdict record: label, seed, argument shapes."""
+        named = [*zip(self.arg_names, self.args, strict=True), *self.kwargs.items()]
+        return {
+            "label": self.label,
+            "seed": self.seed,
+            "arguments": [argument_record(name, value) for name, value in named],
+        }
+
     def describe(self) -> str:
-        parts = [
-            describe_argument(name, value)
-            for name, value in zip(self.arg_names, self.args, strict=True)
-        ]
-        parts += [describe_argument(name, value) for name, value in self.kwargs.items()]
-        seed = f" · seed {self.seed}" if self.seed is not None else ""
-        return f"{self.label}{seed} — " + ", ".join(parts)
-
-
-def describe_argument(name: str, value: Any) -> str:
-    """`M (5, 12)` for an array, `h=3` for anything else."""
-    if isinstance(value, np.ndarray):
-        dtype = "" if value.dtype.kind == "f" else f" {value.dtype}"
-        return f"{name} {value.shape}{dtype}"
-    return f"{name}={value!r}"
+        """`무작위 모양 · seed 3203 — M (5, 12), h=3`."""
+        return describe_case_record(self.record())
 
 
 def distinct_ints(rng: np.random.Generator, k: int, low: int, high: int) -> list[int]:
@@ -327,8 +318,11 @@ class Misconception:
             return False
         return False
 
+    def record(self) -> dict:
+        return {"key": self.key, "title": self.title, "advice": self.advice}
+
     def sentence(self) -> str:
-        return f"짐작되는 실수 [{self.key}]: {self.title}\n    → {self.advice}"
+        return misconception_sentence(self.record())
 
 
 @dataclass
@@ -340,6 +334,12 @@ class Evidence:
     got: Any = None
     error: BaseException | None = None
     modified_args: tuple[str, ...] = ()
+    # The names the assignment's setup cells define (HiddenChecks.notebook_globals).
+    notebook_globals: frozenset[str] = frozenset()
+
+    def globals_read(self) -> set[str]:
+        """Notebook globals the learner's function reads instead of its arguments."""
+        return reads_globals(self.fn, self.notebook_globals)
 
 
 def code_names(code: types.CodeType | None) -> set[str]:
@@ -353,7 +353,7 @@ def code_names(code: types.CodeType | None) -> set[str]:
     return found
 
 
-def reads_globals(fn: Callable, names: frozenset[str] = NOTEBOOK_GLOBALS) -> set[str]:
+def reads_globals(fn: Callable, names: frozenset[str]) -> set[str]:
     """Global names among `names` that the function's code (and nested code) reads.
 
     A function in the grading sandbox carries its code's names (`code_names`,
@@ -374,7 +374,7 @@ READS_NOTEBOOK_GLOBALS = Misconception(
     key="reads_notebook_globals",
     title="함수 안에서 노트북 전역 변수(n, h, d_model …)를 읽어 씨앗 예제에서만 맞습니다",
     advice="모양은 인자에서 꺼내 쓰세요: n, d_model = M.shape, d_head = d_model // h.",
-    detect=lambda ev: bool(reads_globals(ev.fn)),
+    detect=lambda ev: bool(ev.globals_read()),
 )
 
 MODIFIES_INPUT = Misconception(
@@ -470,7 +470,7 @@ def with_helpers(fn: Callable, helpers: dict[str, Callable]) -> Callable | None:
 
 @dataclass
 class Outcome:
-    """The result of a check over all its cases."""
+    """The result of running a function over all of a check's cases."""
 
     failures: list[tuple[Evidence, Mismatch | None]]
     total: int
@@ -480,10 +480,16 @@ class Outcome:
         return not self.failures
 
 
-def evaluate(fn: Callable, reference: Callable, cases: Sequence[Case]) -> Outcome:
+def evaluate(
+    fn: Callable,
+    reference: Callable,
+    cases: Sequence[Case],
+    notebook_globals: frozenset[str] = frozenset(),
+) -> Outcome:
     failures = []
     for case, (got, args_after, error) in zip(cases, invoke_all(fn, cases), strict=True):
         evidence = _evidence(fn, case, got, args_after, error)
+        evidence.notebook_globals = notebook_globals
         mismatch = None
         if evidence.error is None and not evidence.modified_args:
             with quiet_numpy():
@@ -493,76 +499,6 @@ def evaluate(fn: Callable, reference: Callable, cases: Sequence[Case]) -> Outcom
                 continue
         failures.append((evidence, mismatch))
     return Outcome(failures=failures, total=len(cases))
-
-
-def check(
-    fn: Callable,
-    *,
-    name: str,
-    title: str,
-    reference: Callable,
-    cases: Sequence[Case],
-    misconceptions: Sequence[Misconception] = (),
-    helpers: dict[str, Callable] | None = None,
-    reproduce: str | None = None,
-) -> None:
-    """Run `fn` on every case; raise AssertionError with a Korean diagnosis if any fails.
-
-    With `helpers`, a function that fails with the learner's own helpers is
-    tried again with the reference helpers; if it then passes, its own code
-    is right and this check passes (the helpers lose points in their cells).
-    """
-    if not callable(fn):
-        raise AssertionError(f"[{name}] {name} 이(가) 함수가 아닙니다: {type(fn).__name__}")
-    outcome = evaluate(fn, reference, cases)
-    if outcome.passed:
-        return
-    if helpers:
-        rebound = with_helpers(fn, helpers)
-        if rebound is not None:
-            isolated = evaluate(rebound, reference, cases)
-            if isolated.passed:
-                print(
-                    f"참고: {name} 자체는 맞습니다. 안에서 부르는 함수({', '.join(helpers)}) 중 "
-                    "틀린 것이 있어 앞의 검사에서 점수를 잃었습니다."
-                )
-                return
-            outcome = isolated
-    raise AssertionError(
-        failure_message(name, title, outcome, misconceptions, reproduce, len(cases))
-    )
-
-
-def failure_message(
-    name: str,
-    title: str,
-    outcome: Outcome,
-    misconceptions: Sequence[Misconception],
-    reproduce: str | None,
-    total: int,
-) -> str:
-    evidence, mismatch = outcome.failures[0]
-    lines = [
-        f"[{name}] {title}: {total}개 사례 중 {len(outcome.failures)}개가 틀렸습니다.",
-        f"  첫 번째로 틀린 사례: {evidence.case.describe()}",
-    ]
-    if evidence.error is not None:
-        error = evidence.error
-        lines.append(f"  함수가 오류를 냈습니다: {type(error).__name__}: {error}".rstrip())
-    elif evidence.modified_args:
-        lines.append(f"  입력 {', '.join(evidence.modified_args)} 이(가) 호출 뒤에 바뀌었습니다.")
-    elif mismatch is not None:
-        lines.append(f"  {mismatch.problem}")
-        if mismatch.expected:
-            lines.append(f"  기대: {mismatch.expected}")
-        if mismatch.got:
-            lines.append(f"  받음: {mismatch.got}")
-    diagnosis = diagnose(evidence, misconceptions)
-    if diagnosis is not None:
-        lines.append("  " + diagnosis.sentence())
-    if reproduce and evidence.case.seed is not None:
-        lines.append(f"  (TA 재현: {reproduce} seed {evidence.case.seed})")
-    return "\n".join(lines)
 
 
 GENERIC_MISCONCEPTIONS = (NOT_IMPLEMENTED, MODIFIES_INPUT)

@@ -12,20 +12,20 @@ tolerance is `core.allclose`), and the same Korean message is printed.
 """
 
 import argparse
-import importlib
 from typing import Any
 
 import numpy as np
 
+from .checks import checks_of
 from .core import ATOL, RTOL, Case, compare, format_value
 
 
 def rebuild(assignment: str, seed: int) -> tuple[Any, Case, Any]:
     """(reference function, case, expected result) of the hidden-test case with this seed."""
-    module = importlib.import_module(f"grader_tests.{assignment}")
-    if seed not in module.SEEDED_CASES:
+    seeded = checks_of(assignment).seeded_cases()
+    if seed not in seeded:
         raise KeyError(f"{assignment} has no case with seed {seed}")
-    reference, case = module.SEEDED_CASES[seed]
+    reference, case = seeded[seed]
     return reference, case, reference(*case.args, **case.kwargs)
 
 

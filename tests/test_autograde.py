@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from catalog import Entry, catalogs
 from coursekit import submissions
-from tests.catalog import Entry
-from tests.catalog_support import catalogs
+from grader_tests.checks import checks_of
+from grader_tests.verdict import Verdict
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,3 +141,11 @@ def test_mistake_loses_points_in_exactly_its_cells_with_a_korean_diagnosis(grade
     assert lost == set(item.fails), {cell: errors.get(cell, "")[:300] for cell in lost ^ item.fails}
     named = [cell for cell in lost if f"[{item.key}]" in errors.get(cell, "")]
     assert named, f"no failing cell names [{item.key}]: {errors}"
+    # A hidden cell's message is rendered from the record the grader stored beside it.
+    verdicts = result.sandbox.autograded_verdicts(item.student_id, item.assignment)
+    hidden = {check.grade_id for check in checks_of(item.assignment)}
+    for cell in set(named) & hidden:
+        verdict = Verdict.from_record(verdicts[cell])
+        assert (verdict.key, verdict.grade_id) == (item.key, cell)
+        assert errors[cell] == f"AssertionError: {verdict.render()}"
+    assert set(verdicts) <= lost, "a verdict record on a cell that kept its points"

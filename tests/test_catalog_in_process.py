@@ -6,7 +6,8 @@ reference in a notebook-like namespace and every hidden check runs on it.
 
 import pytest
 
-from tests.catalog_support import all_entries, catalogs, hidden_checks, run_hidden_checks
+from grader_tests.checks import checks_of
+from tests.catalog_support import all_entries, catalogs, run_hidden_checks
 from tests.notebook_namespace import notebook_namespace
 
 MISTAKES = all_entries("mistake")
@@ -28,14 +29,14 @@ def test_correct_variant_passes_every_hidden_check(entry):
 
 @pytest.mark.parametrize("entry", MISTAKES, ids=lambda e: f"{e.assignment}:{e.function}:{e.key}")
 def test_mistake_fails_exactly_its_hidden_cells_and_is_named(entry):
-    checks = hidden_checks(entry.assignment)
+    checks = {c.grade_id: c for c in checks_of(entry.assignment)}
     results = run_hidden_checks(entry.assignment, notebook_namespace(entry.assignment, entry))
     failing = {grade_id for grade_id, message in results.items() if message}
     assert failing == entry.fails & set(checks), (
         f"hidden cells that lost points: {sorted(failing)}; "
         f"declared: {sorted(entry.fails & set(checks))}"
     )
-    own = [g for g in failing if checks[g][0] == entry.function]
+    own = [g for g in failing if checks[g].function == entry.function]
     assert own, f"no hidden cell of {entry.function} fails for {entry.key}"
     for grade_id in own:
         assert f"[{entry.key}]" in results[grade_id], (
@@ -45,18 +46,7 @@ def test_mistake_fails_exactly_its_hidden_cells_and_is_named(entry):
 
 def test_every_misconception_key_is_exercised_by_the_catalog():
     """A diagnosis no catalog entry triggers is untested: each key needs an entry."""
-    import importlib
-
-    from grader_tests import core
-
     for assignment, catalog in catalogs().items():
-        module = importlib.import_module(f"grader_tests.{assignment}")
-        keys = {
-            m.key
-            for value in vars(module).values()
-            if isinstance(value, tuple)
-            for m in value
-            if isinstance(m, core.Misconception)
-        }
+        keys = {m.key for check in checks_of(assignment) for m in check.misconceptions}
         covered = {e.key for e in catalog.mistakes}
         assert keys <= covered, f"{assignment}: no catalog entry for {sorted(keys - covered)}"

@@ -9,10 +9,10 @@ import pytest
 from coursekit import submissions
 from coursekit.course import Course
 from coursekit.demo import simulated_class
-from tests.demo_class import GROUP, DemoRun
+from tests.demo_class import GROUP, ROOT, DemoRun
 
 pytestmark = pytest.mark.xdist_group(GROUP)
-ASSIGNMENTS = ["ch3_multihead", "ch4_cross_attention"]
+ASSIGNMENTS = Course(ROOT).assignments()
 SECRETS = ("HIDDEN TESTS", "hidden_checks", "grader_tests", "BEGIN SOLUTION", "solutions.")
 
 
@@ -109,6 +109,7 @@ def test_no_learner_facing_file_holds_a_hidden_test_or_the_reference(demo_run: D
 def test_the_demo_shows_progress_and_prints_the_ta_report(demo_run: DemoRun):
     output = demo_run.output
     assert "채점 중 [9/9]" in output
-    assert "■ ch3_multihead" in output and "■ ch4_cross_attention" in output
+    for assignment in ASSIGNMENTS:
+        assert f"■ {assignment}" in output
     assert "짐작되는 실수" in output
     print(f"demo cycle: {demo_run.seconds:.0f} s")

@@ -351,6 +351,17 @@ def test_scenario_loses_exactly_its_affected_cells(graded, name):
     assert full == autograded - set(scenario.ZERO)
 
 
+def test_forged_verdict_records_do_not_survive_grading(graded):
+    """Only the grader writes verdict records: the split_heads cells get its own."""
+    learner = "planted_verdict_record"
+    verdicts = graded.sandbox.autograded_verdicts(learner, ASSIGNMENT)
+    assert set(verdicts) == {"split_heads_random_shapes", "split_heads_edge_cases"}
+    assert {v["function"] for v in verdicts.values()} == {"split_heads"}
+    forged = SCENARIOS[learner].FORGED_KEY
+    autograded = nbformat.writes(graded.sandbox.autograded_notebook(learner, ASSIGNMENT))
+    assert forged not in autograded
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n, s in SCENARIOS.items() if getattr(s, "INCIDENT", None))
 )

@@ -10,10 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from catalog import catalogs
 from coursekit import submissions
 from coursekit.course import contract_functions
 from coursekit.release import venv_environment
-from tests.catalog_support import catalogs
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

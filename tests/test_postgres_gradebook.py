@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from catalog import catalogs
 from coursekit import submissions
 from coursekit.release import venv_environment
 from tests import postgres_server
-from tests.catalog_support import catalogs
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import catalog
 import grader_tests
 import solutions
 from coursekit import sync_solutions
@@ -91,11 +92,12 @@ def lesson_lines(assignment: str) -> set[str]:
 
 
 @pytest.mark.parametrize("path", release_notebooks(), ids=lambda p: p.parent.name)
-def test_release_contains_no_line_of_solutions_or_grader_tests(path):
-    """No reference line of ANY assignment (ch4 must not hand out ch3's answers)."""
+def test_release_contains_no_line_of_solutions_grader_tests_or_catalog(path):
+    """No reference, hidden-check or catalog line of ANY assignment (ch4 must not hand
+    out ch3's answers; a catalogued mistake or correct variant is an answer too)."""
     text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)
     text_lines = {line.strip() for line in text.splitlines()} - lesson_lines(path.parent.name)
-    for package in (solutions, grader_tests):
+    for package in (solutions, grader_tests, catalog):
         leaked = code_lines(Path(inspect.getfile(package)).parent) & text_lines
         assert not leaked, f"{path.name} contains lines of {package.__name__}: {sorted(leaked)[:5]}"
 

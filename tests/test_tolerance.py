@@ -13,12 +13,15 @@ import re
 import numpy as np
 import pytest
 
-from grader_tests import ch3_multihead, ch4_cross_attention, core, reproduce
+from coursekit.course import Course
+from grader_tests import ch3_multihead, core, reproduce
+from grader_tests.checks import checks_of
+from tests.demo_class import ROOT
 
 SEEDED = [
-    pytest.param(module, seed, id=f"{module.__name__.rsplit('.', 1)[1]}-{seed}")
-    for module in (ch3_multihead, ch4_cross_attention)
-    for seed in module.SEEDED_CASES
+    pytest.param(seeded, id=f"{assignment}-{seed}")
+    for assignment in Course(ROOT).assignments()
+    for seed, seeded in checks_of(assignment).seeded_cases().items()
 ]
 
 
@@ -96,10 +99,10 @@ def test_the_element_shown_is_the_worst_one_outside_tolerance(seed):
 # ---------------------------------------------------------------- the policy
 
 
-@pytest.mark.parametrize(("module", "seed"), SEEDED)
-def test_a_reference_computed_in_float32_is_right(module, seed):
+@pytest.mark.parametrize("seeded", SEEDED)
+def test_a_reference_computed_in_float32_is_right(seeded):
     """Every seeded hidden case: the reference on float32 inputs, returned as float32, passes."""
-    reference, case = module.SEEDED_CASES[seed]
+    reference, case = seeded
     expected = reference(*copy.deepcopy(case.args), **case.kwargs)
     with core.quiet_numpy():
         got = as_float32(reference(*float32_args(copy.deepcopy(case.args)), **case.kwargs))

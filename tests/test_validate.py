@@ -27,10 +27,10 @@ import pytest
 from nbgrader.validator import Validator
 from traitlets.config.loader import PyFileConfigLoader
 
+from catalog import catalogs
 from coursekit import submissions, validation
 from coursekit.course import contract_functions
 from coursekit.release import venv_environment
-from tests.catalog_support import catalogs
 from tests.course_sandbox import CourseSandbox
 from tests.notebook_namespace import notebook_namespace
 
@@ -271,20 +271,7 @@ def test_the_command_line_says_the_same_and_exits_non_zero_on_failure(graded_cla
     assert "Success! Your notebook passes all the tests." in reference.stdout
 
 
-# Catalog entries whose function reads a notebook global that exists when it runs. ch4's
-# split_heads and merge_heads mistakes read `n`, which that notebook deletes after its
-# demonstration: their visible tests fail with a NameError instead.
-READS_GLOBALS = {
-    "ch3_multihead": {
-        "split_heads__reads_notebook_globals",
-        "merge_heads__reads_notebook_globals",
-        "scaled_dot_product_attention__scaled_by_sqrt_d_model",
-    },
-    "ch4_cross_attention": {"scaled_dot_product_attention__reads_notebook_globals"},
-}
-
-
-@pytest.mark.parametrize("assignment", sorted(READS_GLOBALS))
+@pytest.mark.parametrize("assignment", sorted(catalogs()))
 def test_the_global_read_probe_flags_exactly_the_functions_that_read_globals(assignment):
     """The probe, run in-process on the reference with each catalog entry in its place."""
     (path,) = (ROOT / "release" / assignment).glob("*.ipynb")
@@ -306,4 +293,4 @@ def test_the_global_read_probe_flags_exactly_the_functions_that_read_globals(ass
         assert flagged <= {entry.function}, f"{label}: {found}"
         if flagged:
             flagged_entries.add(label)
-    assert flagged_entries == READS_GLOBALS[assignment]
+    assert flagged_entries == catalogs()[assignment].reads_live_globals

@@ -88,6 +88,7 @@ class SandboxedExecute(Execute):
         self._deadline = time.monotonic() + budget if budget else None
         self._stopped: str | None = None  # why later cells are not run
         self._setup_sources = self._gradebook_setup_sources(resources)
+        cells.forget_verdicts(nb)
         self._trusted = TrustedNotebook()
         self._bridge = Bridge()
         try:
@@ -242,6 +243,8 @@ class SandboxedExecute(Execute):
             return
         if hidden:  # the hidden check's own diagnosis, as the learner's failure
             cell.outputs.append(incidents.error_output(verdict.ename, verdict.evalue))
+            if verdict.record is not None:
+                cells.store_verdict(cell, verdict.record)
         else:  # the kernel passed what the grader's run failed: tampering
             incidents.add(
                 cell,

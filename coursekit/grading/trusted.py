@@ -20,14 +20,19 @@ import numpy as np
 
 from coursekit.sandbox.bridge import Session
 from grader_tests.core import code_names
+from grader_tests.verdict import CheckFailedError
 
 
 @dataclass
-class Verdict:
+class CellResult:
+    """How one test cell fared in the grader's run; `record` is a failed hidden
+    check's verdict (grader_tests.verdict.Verdict.to_record())."""
+
     passed: bool
     stdout: str = ""
     ename: str = ""
     evalue: str = ""
+    record: dict | None = None
 
 
 @contextlib.contextmanager
@@ -54,12 +59,12 @@ class TrustedNotebook:
         ):
             exec(compile(source, "<setup>", "exec"), self.namespace)
 
-    def run_test(self, source: str, name: str, session: Session) -> Verdict:
+    def run_test(self, source: str, name: str, session: Session) -> CellResult:
         """Run a test cell on the learner's functions; bridge failures propagate."""
         try:
             code = compile(source, f"<{name}>", "exec")
         except SyntaxError as error:
-            return Verdict(False, ename="SyntaxError", evalue=str(error))
+            return CellResult(False, ename="SyntaxError", evalue=str(error))
         wanted = [
             n
             for n in sorted(code_names(code))
@@ -72,9 +77,13 @@ class TrustedNotebook:
         try:
             with _grader_state(), contextlib.redirect_stdout(out):
                 exec(code, env)
+        except CheckFailedError as failed:  # a hidden check's own failure, with its record
+            return CellResult(
+                False, out.getvalue(), "AssertionError", str(failed), failed.verdict.to_record()
+            )
         except Exception as error:
-            return Verdict(False, out.getvalue(), type(error).__name__, _message(error))
-        return Verdict(True, out.getvalue())
+            return CellResult(False, out.getvalue(), type(error).__name__, _message(error))
+        return CellResult(True, out.getvalue())
 
 
 def _message(error: Exception) -> str:

@@ -1,8 +1,13 @@
-"""What the TA report knows: the gradebook's scores and the autograded notebooks' messages."""
+"""What the TA report knows: the gradebook's scores and the autograded notebooks' verdicts.
+
+A failed hidden check leaves a verdict record in its cell's metadata
+(grader_tests.verdict, stored by the grader): the function, the first failing
+case with its seed, and the misconception that fits. The report reads those
+records; the Korean text is only shown, never parsed.
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,17 +15,12 @@ import nbformat
 
 from coursekit import cells
 from coursekit.course import Course
-
-# The hidden checks' message format (grader_tests/core.py failure_message).
-HEADLINE = re.compile(r"\[(\w+)\] (.+?): (\d+)개 사례 중 (\d+)개가 틀렸습니다\.")
-CASE = re.compile(r"첫 번째로 틀린 사례: (.+?) · seed (\d+) — (.+)$", re.MULTILINE)
-CASE_NO_SEED = re.compile(r"첫 번째로 틀린 사례: (.+?) — (.+)$", re.MULTILINE)
-MISCONCEPTION = re.compile(r"짐작되는 실수 \[(\w+)\]: (.+)$", re.MULTILINE)
+from grader_tests.verdict import Verdict, describe_case_record
 
 
 @dataclass
 class Failure:
-    """One autograded cell where a learner lost points, with what its message says."""
+    """One autograded cell where a learner lost points, and what its check found."""
 
     cell: str
     score: float
@@ -41,16 +41,19 @@ class Failure:
         return lines[0] if lines else "출력 없이 점수를 잃었습니다"
 
 
-def parse_failure(cell: str, score: float, max_score: float, message: str) -> Failure:
+def failure_of(
+    cell: str, score: float, max_score: float, message: str, record: dict | None
+) -> Failure:
+    """A lost cell: from its verdict record when a hidden check left one, else its output."""
     failure = Failure(cell, score, max_score, message.strip())
-    if headline := HEADLINE.search(message):
-        failure.function = headline.group(1)
-    if case := CASE.search(message):
-        failure.seed, failure.case = int(case.group(2)), f"{case.group(1)} — {case.group(3)}"
-    elif case := CASE_NO_SEED.search(message):
-        failure.case = f"{case.group(1)} — {case.group(2)}"
-    if named := MISCONCEPTION.search(message):
-        failure.key, failure.key_title = named.group(1), named.group(2).strip()
+    if record is None:  # a visible test's assert, or an incident (the message says which)
+        return failure
+    verdict = Verdict.from_record(record)
+    failure.function, failure.seed = verdict.function, verdict.seed
+    if verdict.case is not None:
+        failure.case = describe_case_record(verdict.case)
+    if verdict.misconception is not None:
+        failure.key, failure.key_title = verdict.key, verdict.misconception["title"]
     return failure
 
 
@@ -94,14 +97,16 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
                 student, submission.score, submission.max_score, submission.total_seconds_late
             )
             errors = course.autograded_errors(student, assignment)
+            verdicts = course.autograded_verdicts(student, assignment)
             for grade in graded.grades:
                 if grade.needs_manual_grade:
                     result.manual_cells.append(grade.name)
                 elif grade.name in cells and (grade.score or 0) < grade.max_score:
                     message = errors.get(grade.name, "")
                     score = grade.score or 0
+                    record = verdicts.get(grade.name)
                     result.failures.append(
-                        parse_failure(grade.name, score, grade.max_score, message)
+                        failure_of(grade.name, score, grade.max_score, message, record)
                     )
             result.setup, result.answers = notebook_code(course, student, assignment)
             learners.append(result)

@@ -19,6 +19,8 @@ Lines that read notebook globals on purpose carry `# noqa: F821`.
 
 import numpy as np
 
+from catalog import Catalog, UnknownMistake
+
 # In the notebook these names are the learner's own answers (or the reference's);
 # imported here so that each entry also runs on its own.
 from solutions.ch4_cross_attention import (
@@ -27,9 +29,24 @@ from solutions.ch4_cross_attention import (
     scaled_dot_product_attention,
     split_heads,
 )
-from tests.catalog import Catalog
 
-catalog = Catalog("ch4_cross_attention")
+catalog = Catalog(
+    "ch4_cross_attention",
+    page_outputs=("(3, 4) (3, 4) (3, 4)", "[1. 1. 1.]"),
+    # A (n, 1) column instead of a (1, n) row: a mistake the catalog does not name.
+    unknown_mistake=UnknownMistake(
+        "padding_mask",
+        (
+            "def padding_mask(token_ids, pad_id=0):\n    return (token_ids != pad_id)[:, None]\n",
+            "def padding_mask(token_ids, pad_id=0):\n"
+            "    keep = token_ids != pad_id\n"
+            "    return keep.reshape(-1, 1)\n",
+        ),
+    ),
+    # split_heads' and merge_heads' global-reading mistakes read `n`, which this
+    # notebook deletes after its demonstration: their visible tests fail with a NameError.
+    reads_live_globals=frozenset({"scaled_dot_product_attention__reads_notebook_globals"}),
+)
 
 # Visible cells of the composite functions, on the seeded translator example.
 MSA_SEED = "masked_self_attention_seed"

@@ -12,6 +12,8 @@ Lines that read notebook globals on purpose carry `# noqa: F821`.
 
 import numpy as np
 
+from catalog import Catalog, UnknownMistake
+
 # In the notebook these names are the learner's own answers (or the reference's);
 # imported here so that each entry also runs on its own.
 from solutions.ch3_multihead import (
@@ -20,9 +22,41 @@ from solutions.ch3_multihead import (
     softmax,
     split_heads,
 )
-from tests.catalog import Catalog
 
-catalog = Catalog("ch3_multihead")
+catalog = Catalog(
+    "ch3_multihead",
+    page_outputs=(
+        "X: (4, 8)  Q, K, V: (4, 8) (4, 8) (4, 8)",
+        "head 수: 2  head 하나의 폭: 4",
+        "나눈 Q: (2, 4, 4)",
+        "head 0 이 받은 '나는' 의 Q: [-1.19 -2.72 -0.72  2.36]",
+        "Q 의 '나는' 앞 4칸     : [-1.19 -2.72 -0.72  2.36]",
+        "나는   0.13  0.04  0.57  0.26",
+        "나는   0.05  0.89  0.03  0.03",
+        "가장 많이 참고: {'나는': '버스로', '학교에': '학교에', "
+        "'버스로': '학교에', '갔다': '학교에'}",
+        "head 출력: (2, 4, 4) → Concat: (4, 8) → W_O 뒤: (4, 8)",
+        "Multi-Head 가중치 수: 256",
+    ),
+    # Biases counted too: a mistake the catalog does not name.
+    unknown_mistake=UnknownMistake(
+        "mha_param_count",
+        (
+            "def mha_param_count(d_model, h):\n    return 4 * d_model * d_model + 4 * d_model\n",
+            "def mha_param_count(d_model, h):\n"
+            "    weights = d_model * d_model\n"
+            "    biases = d_model\n"
+            "    return 4 * (weights + biases)\n",
+        ),
+    ),
+    reads_live_globals=frozenset(
+        {
+            "split_heads__reads_notebook_globals",
+            "merge_heads__reads_notebook_globals",
+            "scaled_dot_product_attention__scaled_by_sqrt_d_model",
+        }
+    ),
+)
 
 # Visible cells of the composite functions, on the seeded example: attention
 # (which calls softmax) and multi-head attention (which calls all the helpers).

@@ -1,5 +1,10 @@
 """The misconception catalog: learner-style code for known mistakes and for
-correct-but-different answers, one module per assignment.
+correct-but-different answers, one module per assignment
+(`catalog/<assignment>.py`, which defines `catalog = Catalog("<assignment>")`).
+
+It is course material, not test code: the test suite proves each entry loses
+exactly its cells with its diagnosis, and the demo and the benchmark build
+their simulated classes from it. Nothing here reaches release/ or a learner.
 
 Each entry is a plain function whose name is `<contract function>__<key>`; its
 source, renamed to the contract function, is what a learner would type into
@@ -10,7 +15,9 @@ must lose points. A variant must earn full marks everywhere.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import re
 import textwrap
 from dataclasses import dataclass
@@ -33,10 +40,41 @@ class Entry:
         return f"{self.kind}-{self.function}-{self.key}".replace("_", "-")
 
 
+@dataclass(frozen=True)
+class UnknownMistake:
+    """A mistake the catalog deliberately does not name, written two ways.
+
+    The demo gives it to two learners; the TA report's probe must still group
+    them into one cluster ("카탈로그에 없는 실수").
+    """
+
+    function: str
+    sources: tuple[str, ...]
+
+
 class Catalog:
-    def __init__(self, assignment: str):
+    """One assignment's catalog, and the facts its tests check the notebook against.
+
+    `page_outputs`: lines the source notebook must print with the reference
+    solutions (the course page's own numbers). `unknown_mistake`: see
+    UnknownMistake. `reads_live_globals`: entries (`<function>__<key>`) that read
+    a notebook global which still exists when the visible tests run, so that
+    Validate's global-read probe must flag them.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        *,
+        page_outputs: tuple[str, ...] = (),
+        unknown_mistake: UnknownMistake | None = None,
+        reads_live_globals: frozenset[str] = frozenset(),
+    ):
         self.assignment = assignment
         self.entries: list[Entry] = []
+        self.page_outputs = tuple(page_outputs)
+        self.unknown_mistake = unknown_mistake
+        self.reads_live_globals = frozenset(reads_live_globals)
 
     def mistake(self, *, fails: set[str]):
         return lambda fn: self._add(fn, "mistake", frozenset(fails))
@@ -69,3 +107,16 @@ def learner_source(fn, function: str) -> str:
     # Drop the lint-suppression markers that only keep ruff quiet about deliberate mistakes.
     body = "\n".join(re.sub(NOQA_MARKER, "", line) for line in lines)
     return re.sub(rf"^def {re.escape(fn.__name__)}\(", f"def {function}(", body, count=1) + "\n"
+
+
+def catalogs() -> dict[str, Catalog]:
+    """Every assignment's catalog, by assignment id."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found[module.catalog.assignment] = module.catalog
+    return found
+
+
+def all_entries(kind: str) -> list[Entry]:
+    return [e for c in catalogs().values() for e in c.entries if e.kind == kind]

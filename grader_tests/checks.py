@@ -1,0 +1,214 @@
+"""Hidden checks declared as data: one `HiddenCheck` per hidden test cell.
+
+An assignment's module in grader_tests/ declares its checks once:
+
+    CHECKS = HiddenChecks(
+        "ch3_multihead",
+        reference=solutions.ch3_multihead,
+        notebook_globals={...},
+        checks=[HiddenCheck("split_heads_random_shapes", "split_heads", "무작위 모양", cases, ...), ...],
+    )
+    globals().update(CHECKS.wrappers())
+
+Everything else is derived from that declaration: the `check_<grade_id>`
+functions the hidden cells call, the reference each check compares with (the
+function of the same name in solutions/), the seeded cases that
+`python -m grader_tests.reproduce` rebuilds, and the TA report's probe cases.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from .core import Case, Evidence, Misconception, Mismatch, diagnose, evaluate, with_helpers
+from .verdict import MISMATCH, MODIFIED_INPUT, NOT_CALLABLE, RAISED, CheckFailedError, Verdict
+
+
+@dataclass(frozen=True)
+class HiddenCheck:
+    """One hidden test cell: the learner function it grades, on which cases, and how to explain.
+
+    `helpers` names reference functions swapped in for the learner's own when
+    grading a composite function (attention calls softmax): a mistake in a
+    helper loses points in the helper's cells, not again here.
+    """
+
+    grade_id: str
+    function: str
+    title: str
+    cases: tuple[Case, ...]
+    misconceptions: tuple[Misconception, ...] = ()
+    helpers: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "misconceptions", tuple(self.misconceptions))
+        object.__setattr__(self, "helpers", tuple(self.helpers))
+        if not self.cases:
+            raise ValueError(f"hidden check {self.grade_id} has no cases")
+
+
+class HiddenChecks:
+    """Every hidden check of one assignment, in notebook order."""
+
+    def __init__(
+        self,
+        assignment: str,
+        *,
+        reference: ModuleType,
+        notebook_globals: Iterable[str],
+        checks: Sequence[HiddenCheck],
+    ):
+        self.assignment = assignment
+        self.reference = reference
+        # Names the notebook's setup cells define: a learner function that reads
+        # one of them instead of its arguments is right on the seed only.
+        self.notebook_globals = frozenset(notebook_globals)
+        self._checks = {c.grade_id: c for c in checks}
+        if len(self._checks) != len(checks):
+            raise ValueError(f"{assignment}: two hidden checks share a grade_id")
+        for declared in checks:
+            for name in (declared.function, *declared.helpers):
+                if not callable(getattr(reference, name, None)):
+                    raise ValueError(f"{assignment}: solutions have no function {name!r}")
+
+    def __iter__(self) -> Iterator[HiddenCheck]:
+        return iter(self._checks.values())
+
+    def __getitem__(self, grade_id: str) -> HiddenCheck:
+        return self._checks[grade_id]
+
+    def __contains__(self, grade_id: str) -> bool:
+        return grade_id in self._checks
+
+    def reference_for(self, function: str) -> Callable:
+        return getattr(self.reference, function)
+
+    # ------------------------------------------------------------ running
+
+    def run(self, grade_id: str, fn: Callable) -> None:
+        """Grade `fn` by the check of this grade_id; raise CheckFailedError (an AssertionError)
+        with its verdict if any case fails.
+
+        With helpers, a function that fails with the learner's own helpers is
+        tried again with the reference helpers; if it then passes, its own code
+        is right and this check passes (the helpers lose points in their cells).
+        """
+        declared = self._checks[grade_id]
+        if not callable(fn):
+            raise CheckFailedError(
+                self._verdict(declared, NOT_CALLABLE, error={"type": type(fn).__name__})
+            )
+        reference = self.reference_for(declared.function)
+        outcome = evaluate(fn, reference, declared.cases, self.notebook_globals)
+        if outcome.passed:
+            return
+        if declared.helpers:
+            helpers = {name: self.reference_for(name) for name in declared.helpers}
+            rebound = with_helpers(fn, helpers)
+            if rebound is not None:
+                isolated = evaluate(rebound, reference, declared.cases, self.notebook_globals)
+                if isolated.passed:
+                    print(
+                        f"참고: {declared.function} 자체는 맞습니다. 안에서 부르는 함수"
+                        f"({', '.join(declared.helpers)}) 중 틀린 것이 있어 앞의 검사에서 "
+                        "점수를 잃었습니다."
+                    )
+                    return
+                outcome = isolated
+        evidence, mismatch = outcome.failures[0]
+        raise CheckFailedError(
+            self.failure_verdict(declared, evidence, mismatch, len(outcome.failures))
+        )
+
+    def failure_verdict(
+        self, declared: HiddenCheck, evidence: Evidence, mismatch: Mismatch | None, failed: int
+    ) -> Verdict:
+        """The record of a failed check, from the first failing case's evidence."""
+        details: dict = {}
+        if evidence.error is not None:
+            outcome = RAISED
+            details["error"] = {
+                "type": type(evidence.error).__name__,
+                "message": _text(evidence.error),
+            }
+        elif evidence.modified_args:
+            outcome = MODIFIED_INPUT
+            details["modified_args"] = evidence.modified_args
+        else:
+            outcome = MISMATCH
+            if mismatch is not None:
+                details.update(
+                    problem=mismatch.problem, expected=mismatch.expected, got=mismatch.got
+                )
+        found = diagnose(evidence, declared.misconceptions)
+        return self._verdict(
+            declared,
+            outcome,
+            failed=failed,
+            case=evidence.case.record(),
+            misconception=None if found is None else found.record(),
+            **details,
+        )
+
+    def _verdict(self, declared: HiddenCheck, outcome: str, **fields) -> Verdict:
+        return Verdict(
+            function=declared.function,
+            check=declared.title,
+            outcome=outcome,
+            total=len(declared.cases),
+            assignment=self.assignment,
+            grade_id=declared.grade_id,
+            **fields,
+        )
+
+    # ------------------------------------------------------------ derived
+
+    def wrappers(self) -> dict[str, Callable[[Callable], None]]:
+        """`check_<grade_id>(function)` for each check: what the hidden cells call."""
+        return {f"check_{c.grade_id}": self._wrapper(c) for c in self}
+
+    def _wrapper(self, declared: HiddenCheck) -> Callable[[Callable], None]:
+        def run(fn: Callable) -> None:
+            self.run(declared.grade_id, fn)
+
+        run.__name__ = run.__qualname__ = f"check_{declared.grade_id}"
+        run.__doc__ = f"{declared.function}: {declared.title}"
+        return run
+
+    def seeded_cases(self) -> dict[int, tuple[Callable, Case]]:
+        """seed -> (reference function, case) for every seeded case, for reproduction."""
+        found: dict[int, tuple[Callable, Case]] = {}
+        for declared in self:
+            reference = self.reference_for(declared.function)
+            for case in declared.cases:
+                if case.seed is None:
+                    continue
+                if case.seed in found and found[case.seed] != (reference, case):
+                    raise ValueError(f"{self.assignment}: seed {case.seed} names two cases")
+                found[case.seed] = (reference, case)
+        return found
+
+    def cases_for(self, function: str) -> list[Case]:
+        """Every case of the function's checks, seeded ones first, in declaration order."""
+        cases = [case for c in self if c.function == function for case in c.cases]
+        return sorted(cases, key=lambda case: case.seed is None)
+
+    def functions(self) -> list[str]:
+        """The learner functions with hidden checks, in notebook order."""
+        return list(dict.fromkeys(c.function for c in self))
+
+
+def checks_of(assignment: str) -> HiddenChecks:
+    """The declared hidden checks of an assignment (`grader_tests/<assignment>.py`)."""
+    return importlib.import_module(f"grader_tests.{assignment}").CHECKS
+
+
+def _text(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # a learner exception whose __str__ fails
+        return ""

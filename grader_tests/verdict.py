@@ -1,0 +1,149 @@
+"""What a failed hidden check found, as a record, and the Korean message rendered from it.
+
+The check builds a `Verdict`; the learner and the TA read `render()`, while
+the grader stores `to_record()` (plain JSON) in the autograded notebook's
+cell metadata (`coursekit.cells.store_verdict`), where the TA report and the
+feedback page read it back with `from_record`. Nobody parses the prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+RECORD_VERSION = 1
+
+# How the first failing case failed, in the order the check looks.
+NOT_CALLABLE = "not_callable"
+RAISED = "raised"
+MODIFIED_INPUT = "modified_input"
+MISMATCH = "mismatch"
+OUTCOMES = (NOT_CALLABLE, RAISED, MODIFIED_INPUT, MISMATCH)
+
+
+def argument_record(name: str, value: Any) -> dict:
+    """`{"name", "shape", "dtype"}` for an array, `{"name", "repr"}` for anything else."""
+    if isinstance(value, np.ndarray):
+        return {"name": name, "shape": list(value.shape), "dtype": str(value.dtype)}
+    return {"name": name, "repr": repr(value)}
+
+
+def describe_argument_record(argument: dict) -> str:
+    """`M (5, 12)` for a float array, `mask (3, 4) bool` for another array, `h=3` otherwise."""
+    if "shape" in argument:
+        dtype = argument["dtype"]
+        kind = "" if np.dtype(dtype).kind == "f" else f" {dtype}"
+        return f"{argument['name']} {tuple(argument['shape'])}{kind}"
+    return f"{argument['name']}={argument['repr']}"
+
+
+def describe_case_record(case: dict) -> str:
+    """`무작위 모양 · seed 3203 — M (5, 12), h=3`."""
+    seed = f" · seed {case['seed']}" if case.get("seed") is not None else ""
+    arguments = ", ".join(describe_argument_record(a) for a in case["arguments"])
+    return f"{case['label']}{seed} — {arguments}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A failed hidden check: which function, which case, what came back, which mistake fits.
+
+    `case` is `{"label", "seed", "arguments": [argument_record, ...]}` (None when
+    the name was not even a function); `error` is `{"type", "message"}` when
+    the learner's function raised; `misconception` is `{"key", "title",
+    "advice"}` when one explains the evidence.
+    """
+
+    function: str
+    check: str
+    outcome: str
+    total: int = 0
+    failed: int = 0
+    case: dict | None = None
+    error: dict | None = None
+    modified_args: tuple[str, ...] = ()
+    problem: str = ""
+    expected: str = ""
+    got: str = ""
+    misconception: dict | None = None
+    assignment: str | None = None
+    grade_id: str | None = None
+
+    def __post_init__(self):
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+
+    @property
+    def seed(self) -> int | None:
+        return None if self.case is None else self.case.get("seed")
+
+    @property
+    def key(self) -> str | None:
+        return None if self.misconception is None else self.misconception["key"]
+
+    def reproduce_command(self) -> str | None:
+        """What a TA runs to rebuild the failing case, when it has a seed."""
+        if self.assignment is None or self.seed is None:
+            return None
+        return f"python -m grader_tests.reproduce {self.assignment} {self.seed}"
+
+    def to_record(self) -> dict:
+        record = asdict(self)
+        record["modified_args"] = list(self.modified_args)
+        record["version"] = RECORD_VERSION
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict) -> Verdict:
+        if record.get("version") != RECORD_VERSION:
+            raise ValueError(f"verdict record version {record.get('version')!r} is not supported")
+        fields = {k: v for k, v in record.items() if k != "version"}
+        fields["modified_args"] = tuple(fields.get("modified_args", ()))
+        return cls(**fields)
+
+    def render(self) -> str:
+        """The Korean message the learner reads under the failing cell."""
+        name = self.function
+        if self.outcome == NOT_CALLABLE:
+            return f"[{name}] {name} 이(가) 함수가 아닙니다: {self.error['type']}"
+        lines = [
+            f"[{name}] {self.check}: {self.total}개 사례 중 {self.failed}개가 틀렸습니다.",
+            f"  첫 번째로 틀린 사례: {describe_case_record(self.case)}",
+        ]
+        if self.outcome == RAISED:
+            lines.append(
+                f"  함수가 오류를 냈습니다: {self.error['type']}: {self.error['message']}".rstrip()
+            )
+        elif self.outcome == MODIFIED_INPUT:
+            lines.append(f"  입력 {', '.join(self.modified_args)} 이(가) 호출 뒤에 바뀌었습니다.")
+        else:
+            lines.append(f"  {self.problem}")
+            if self.expected:
+                lines.append(f"  기대: {self.expected}")
+            if self.got:
+                lines.append(f"  받음: {self.got}")
+        if self.misconception is not None:
+            lines.append("  " + misconception_sentence(self.misconception))
+        if self.assignment is not None and self.seed is not None:
+            lines.append(f"  (TA 재현: {self.assignment} seed {self.seed})")
+        return "\n".join(lines)
+
+
+def misconception_sentence(misconception: dict) -> str:
+    return (
+        f"짐작되는 실수 [{misconception['key']}]: {misconception['title']}\n"
+        f"    → {misconception['advice']}"
+    )
+
+
+class CheckFailedError(AssertionError):
+    """A hidden check's failure: an AssertionError (what nbgrader scores) carrying its verdict.
+
+    `str()` is the rendered Korean message; `verdict` is the record.
+    """
+
+    def __init__(self, verdict: Verdict):
+        super().__init__(verdict.render())
+        self.verdict = verdict

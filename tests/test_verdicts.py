@@ -1,0 +1,75 @@
+"""A failed hidden check's record: rendered into the message, stored, and read back.
+
+The message a learner reads is rendered from the record; the TA report reads
+the record (JSON in the autograded notebook), never the message. The
+autograde path (record stored by the grader next to the same message) is
+checked for every catalog mistake in tests/test_autograde.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from catalog import all_entries
+from coursekit.report import data
+from grader_tests.checks import checks_of
+from grader_tests.verdict import CheckFailedError, Verdict
+from tests.notebook_namespace import notebook_namespace
+
+MISTAKES = all_entries("mistake")
+
+
+def failed_checks(entry):
+    """(grade_id, CheckFailedError) for each hidden check this entry fails, run in-process."""
+    checks = checks_of(entry.assignment)
+    namespace = notebook_namespace(entry.assignment, entry)
+    failed = []
+    for check in checks:
+        try:
+            checks.run(check.grade_id, namespace[check.function])
+        except CheckFailedError as failure:
+            failed.append((check.grade_id, failure))
+    return failed
+
+
+@pytest.mark.parametrize("entry", MISTAKES, ids=lambda e: f"{e.assignment}:{e.function}:{e.key}")
+def test_the_record_round_trips_and_the_report_reads_the_diagnosis_from_it(entry):
+    hidden = {c.grade_id for c in checks_of(entry.assignment)}
+    failed = failed_checks(entry)
+    assert {g for g, _ in failed} == entry.fails & hidden
+    summaries = []
+    for grade_id, failure in failed:
+        record = json.loads(json.dumps(failure.verdict.to_record()))
+        again = Verdict.from_record(record)
+        assert again == failure.verdict
+        assert again.render() == str(failure)
+        assert (again.assignment, again.grade_id) == (entry.assignment, grade_id)
+        read = data.failure_of(grade_id, 0, 2, f"AssertionError: {failure}", record)
+        assert (read.function, read.seed) == (again.function, again.seed)
+        assert read.case.startswith(again.case["label"])
+        if again.function == entry.function:
+            summaries.append(read.summary)
+    if entry.fails & hidden:
+        assert f"짐작되는 실수 [{entry.key}]" in "\n".join(summaries)
+
+
+def test_a_cell_without_a_record_is_read_from_its_output_only():
+    read = data.failure_of("split_heads_seed", 0, 1, "AssertionError: 모양이 다릅니다", None)
+    assert (read.function, read.seed, read.key) == (None, None, None)
+    assert read.summary == "AssertionError: 모양이 다릅니다"
+
+
+def test_a_record_of_an_unknown_version_is_refused():
+    with pytest.raises(ValueError, match="version"):
+        Verdict.from_record({"version": 99, "function": "f", "check": "c", "outcome": "mismatch"})
+
+
+def test_a_name_that_is_not_a_function_gets_a_record_too():
+    checks = checks_of("ch3_multihead")
+    with pytest.raises(CheckFailedError) as failure:
+        checks.run("split_heads_random_shapes", 42)
+    verdict = failure.value.verdict
+    assert (verdict.outcome, verdict.case) == ("not_callable", None)
+    assert str(failure.value) == "[split_heads] split_heads 이(가) 함수가 아닙니다: int"
