@@ -15,23 +15,7 @@ from coursekit.release import venv_environment
 from coursekit.report import data, overview, probe, render, summary
 from tests.demo_class import GROUP, ROOT, DemoRun
 
-ASSIGNMENTS = ["ch3_multihead", "ch4_cross_attention"]
-MESSAGE = """AssertionError: [split_heads] 무작위 모양: 12개 사례 중 12개가 틀렸습니다.
-  첫 번째로 틀린 사례: 무작위 모양 · seed 3200 — M (9, 24), h=6
-  반환값: 값이 다릅니다
-  짐작되는 실수 [reshape_without_transpose]: transpose 없이 reshape(h, n, d_head) 만 해서
-    → transpose(1, 0, 2) 를 하세요
-  (TA 재현: ch3_multihead seed 3200)"""
-
-
-def test_a_failure_message_is_read_into_its_parts():
-    failure = data.parse_failure("split_heads_random_shapes", 0, 2, MESSAGE)
-    assert failure.function == "split_heads"
-    assert (failure.seed, failure.case) == (3200, "무작위 모양 — M (9, 24), h=6")
-    assert failure.key == "reshape_without_transpose"
-    assert failure.summary.startswith("짐작되는 실수 [reshape_without_transpose]")
-
-
+ASSIGNMENTS = Course(ROOT).assignments()
 def test_the_probe_stops_learner_code_that_never_returns(monkeypatch):
     monkeypatch.setattr(probe, "TIMEOUT_SECONDS", 3)
     looping = "def softmax(x):\n    while True:\n        pass\n"
