@@ -4,7 +4,9 @@ A worker process is forked once and grades many submissions, so the 2.4 s
 start of an nbgrader process is paid once per worker, not per notebook
 (nbgrader #174). Each call builds a fresh AutogradeApp from the course's
 nbgrader_config.py, exactly as `nbgrader autograde ASSIGNMENT --student S
---force` would, so the gradebook gets what stock autograde writes.
+--force` would, so the gradebook gets what stock autograde writes; two of its
+preprocessors are swapped for ones that write and check the same with less
+repeated work (`fast`: metadata checks remembered, one commit per notebook).
 
 Several workers write one gradebook. Stock nbgrader opens short sessions;
 SQLite waits for a lock up to its busy timeout, and a submission whose
@@ -19,7 +21,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from coursekit.grading import budget
+from coursekit.grading import budget, fast
 
 ATTEMPTS = 3
 
@@ -67,6 +69,7 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
             app.initialize(
                 [assignment, f"--student={student}", "--force", "--log-level=ERROR", *_EXTRA_ARGS]
             )
+            fast.use_in(app.config)
             app.log.addHandler(collect)
             app.start()
     except SystemExit as stop:  # nbgrader exits 1 when a submission failed
