@@ -30,6 +30,26 @@ from coursekit.sandbox import policy
 
 CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
 
+# `python -m ipykernel_launcher` without ipykernel's debugger: a graded kernel is
+# never debugged, and importing debugpy is a sixth of a kernel's start-up CPU
+# (`make grade --budget`). ipykernel starts without it when it cannot import it.
+LAUNCHER = """\
+import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]  # as ipykernel_launcher: the working folder is added back later
+sys.modules["debugpy"] = None
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+
+def without_debugger(kernel_cmd: list[str]) -> list[str]:
+    """The kernel command with `-m ipykernel_launcher` replaced by LAUNCHER."""
+    for i in range(len(kernel_cmd) - 1):
+        if kernel_cmd[i : i + 2] == ["-m", "ipykernel_launcher"]:
+            return [*kernel_cmd[:i], "-c", LAUNCHER, *kernel_cmd[i + 2 :]]
+    return kernel_cmd
+
 
 class SandboxMixin:
     """The launch steps of a kernel manager, sandboxed; set the three fields before start."""
@@ -54,6 +74,7 @@ class SandboxMixin:
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
+        kernel_cmd = without_debugger(kernel_cmd)
         if not self.sandboxed:
             await super()._async_launch_kernel([*self.limits.prlimit(), *kernel_cmd], **kw)
             self.kernel_pid = self.provisioner.pid
