@@ -8,15 +8,17 @@ after the other, and by `python -m coursekit.grading` with two workers.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from catalog import catalogs
 from coursekit import submissions
-from coursekit.grading import gradebook
-from tests.catalog_support import catalogs
+from coursekit.grading import budget, fast, gradebook
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,8 +51,11 @@ def both(tmp_path_factory):
     for assignment in stock.assignments():
         stock.autograde(assignment)
     parallel = build_class(tmp_path_factory.mktemp("parallel"))
+    # With the budget's timers on: they only measure, so the gradebook must not change.
+    command = [sys.executable, "-m", "coursekit.grading", "--root", str(parallel.root), "-j", "2"]
+    command += ["--budget", str(parallel.root / "budget.jsonl")]
     run = subprocess.run(
-        [sys.executable, "-m", "coursekit.grading", "--root", str(parallel.root), "-j", "2"],
+        command,
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -79,6 +84,67 @@ def test_graded_notebooks_have_the_same_outputs(both):
             assert parallel.autograded_errors(student, assignment) == stock.autograded_errors(
                 student, assignment
             )
+
+
+def test_budget_has_every_phase_of_each_submission(both):
+    _, parallel, _ = both
+    lines = (parallel.root / "budget.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 4
+    for record in records:
+        for phase in ("kernel_start", "first_cell", "test_cells", "trusted_checks"):
+            assert record["wall"][phase] > 0, (phase, record)
+        assert record["kernel"]["test_cells"] > 0  # the kernel's own CPU, read from /proc
+        assert 0 < record["kernel_cpu_ready"] <= record["kernel_cpu_total"]
+        # own times: the phases add up to the submission's whole time, none below zero
+        assert all(seconds > -0.01 for seconds in record["wall"].values()), record
+    table = budget.summarize(parallel.root / "budget.jsonl")
+    assert "kernel start" in table and "SaveAutoGrades" in table
+
+
+def test_budget_phases_keep_their_own_time():
+    timer = budget.Budget()
+    with timer.phase("outer"):
+        time.sleep(0.05)
+        with timer.phase("inner"):
+            time.sleep(0.1)
+    assert 0.04 < timer.wall["outer"] < 0.09
+    assert timer.wall["inner"] >= 0.1
+
+
+def test_make_grade_swaps_in_the_same_preprocessors_with_less_repeated_work():
+    from nbgrader.preprocessors import CheckCellMetadata, SaveAutoGrades
+    from traitlets.config import Config
+
+    config = Config()
+    config.Autograde.autograde_preprocessors = [SaveAutoGrades, CheckCellMetadata]
+    fast.use_in(config)
+    swapped = config.Autograde.autograde_preprocessors
+    assert swapped == [fast.SaveAutoGradesAtOnce, fast.CheckCellMetadataOnce]
+    assert fast.CheckCellMetadataOnce in config.Autograde.sanitize_preprocessors
+    assert all(issubclass(new, old) for old, new in fast.REPLACEMENTS.items())
+
+
+def test_a_remembered_metadata_check_still_rejects_bad_metadata():
+    from nbformat.v4 import new_code_cell, new_notebook
+    from nbgrader.nbgraderformat import ValidationError
+
+    meta = {"grade": True, "solution": False, "locked": True, "schema_version": 3}
+    good = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "a", "points": 1}})
+    bad = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "b"}})  # no points
+    check = fast.CheckCellMetadataOnce()
+    for _ in range(2):
+        check.preprocess(new_notebook(cells=[good]), {})
+        with pytest.raises(ValidationError):
+            check.preprocess(new_notebook(cells=[good, bad]), {})
+
+
+def test_kernels_start_without_the_debugger():
+    from coursekit.sandbox.kernel import without_debugger
+
+    command = without_debugger(["/venv/bin/python", "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert command[:2] == ["/venv/bin/python", "-c"] and command[3:] == ["-f", "c.json"]
+    assert 'sys.modules["debugpy"] = None' in command[2]
 
 
 def test_help_describes_the_command():
