@@ -57,7 +57,7 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 grade: $(STAMP) bubblewrap  ## grade every collected submission in parallel (ARGS="--help" for options)
 	$(BIN)/python -m coursekit.grading $(ARGS)
 
-bench: $(STAMP) bubblewrap  ## 30 learners × 2 notebooks: stock autograde vs make grade vs bare nbclient
+bench: $(STAMP) bubblewrap  ## stock autograde vs make grade vs bare nbclient, time budget, sizes (ARGS=--help)
 	$(BIN)/python -m coursekit.bench $(ARGS)
 
 # The PostgreSQL gradebook test starts a throwaway server from Debian's package.

@@ -1,22 +1,26 @@
-"""`make bench`: one class graded four ways, timed side by side.
+"""`make bench`: one class graded three ways, timed side by side, and where the time goes.
 
-    python -m coursekit.bench [--learners 30] [--jobs N]
+    python -m coursekit.bench [--learners 20] [--runs 3] [--sizes 15,45,135] [--jobs N]
 
 A class of simulated learners (the reference, the untouched release, and the
 catalog's mistakes and variants in turn) submits both notebooks. The same
-submissions are then graded in scratch copies of the course (build/bench/):
+submissions are then graded, each run in a fresh copy of the course
+(build/bench/):
 
 1. stock: `nbgrader autograde <assignment>` for each assignment, one after
    the other, as the README's instructor steps do;
 2. make grade: `python -m coursekit.grading -j N`;
-3. make grade --unsafe-no-sandbox: the same, without bubblewrap, to show what
-   the sandbox costs;
-4. floor: the graded notebooks (hidden tests restored, outputs cleared)
+3. floor: the graded notebooks (hidden tests restored, outputs cleared)
    executed with bare nbclient in N parallel processes, no nbgrader at all.
 
-It prints the wall-clock times, stock ÷ make grade (target ≥ 1.8 on 2
-cores) and make grade ÷ floor (target ≤ 1.5), and whether the two gradebooks
-are identical.
+Each of the three runs `--runs` times; it prints the median times, stock ÷
+make grade (target ≥ 4 on 2 cores) and make grade ÷ floor (target ≤ 1.3),
+and whether the gradebooks are identical. Then make grade once without the
+sandbox (what the sandbox costs), once with `--budget` (the measured time
+budget per notebook: each phase's wall time, the grader's and the kernel's
+CPU time), and once per class size of `--sizes` (seconds per notebook as the
+class grows; the larger classes repeat the first class's submissions under
+new learner ids).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -32,9 +37,10 @@ from pathlib import Path
 
 import nbformat
 
+from catalog import catalogs
 from coursekit import cells, submissions
 from coursekit.course import Course
-from coursekit.grading import gradebook
+from coursekit.grading import budget, gradebook
 from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,8 +55,6 @@ def copy_course(path: Path) -> Course:
 
 
 def simulated_class(course: Course, assignment: str, size: int) -> dict[str, object]:
-    from tests.catalog_support import catalogs  # the catalog lives with the tests
-
     release, source = course.release_notebook(assignment), course.source_notebook(assignment)
     entries = catalogs()[assignment].entries if assignment in catalogs() else []
     learners = {
@@ -110,59 +114,107 @@ def floor_notebooks(graded: Course, work: Path) -> list[str]:
     return paths
 
 
+def pristine(template: Course, path: Path) -> Course:
+    """A fresh copy of a prepared (generated, submitted, not graded) course."""
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(template.root, path)
+    return Course(path)
+
+
+def grown(template: Course, path: Path, size: int) -> tuple[Course, int]:
+    """The template's class grown to `size` learners: its submissions in turn, new ids."""
+    course = copy_course(path)
+    for assignment in course.assignments():
+        course.generate(assignment)
+    originals = sorted((template.root / "submitted").iterdir())
+    for number in range(size):
+        source = originals[number % len(originals)]
+        shutil.copytree(source, course.root / "submitted" / f"learner-{number:03d}")
+    return course, sum(1 for _ in (course.root / "submitted").glob("*/*/*.ipynb"))
+
+
+def make_grade(course: Course, jobs: int, *extra: str) -> float:
+    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
+    command += ["-j", str(jobs), "--quiet", *extra]
+    return timed(
+        lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", type=int, default=30)
+    parser.add_argument("--learners", type=int, default=20, help="class size for the ratios")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each way (median)")
+    parser.add_argument(
+        "--sizes", default="15,45,135", help="class sizes for seconds per notebook ('' for none)"
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench")
     args = parser.parse_args(argv)
-    os.environ.pop("COURSE_GRADEBOOK_URL", None)  # both runs use their own SQLite gradebook
+    sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    os.environ.pop("COURSE_GRADEBOOK_URL", None)  # every run uses its own SQLite gradebook
+    work = args.work
 
-    print(f"preparing {args.learners} learners × both notebooks in {args.work} …", flush=True)
-    stock = prepare(args.work / "stock", args.learners)
-    parallel = copy_course(args.work / "parallel")
-    shutil.copytree(stock.root / "submitted", parallel.root / "submitted")
-    for assignment in parallel.assignments():
-        parallel.generate(assignment)
-    notebooks = sum(1 for _ in (stock.root / "submitted").glob("*/*/*.ipynb"))
+    print(f"preparing {args.learners} learners × both notebooks in {work} …", flush=True)
+    template = prepare(work / "class", args.learners)
+    notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
+    times: dict[str, list[float]] = {"stock": [], "grade": [], "floor": []}
+    same = True
+    for run in range(1, args.runs + 1):
+        print(f"run {run}/{args.runs}: stock nbgrader autograde, sequential …", flush=True)
+        stock = pristine(template, work / "stock")
+        times["stock"].append(timed(lambda s=stock: [s.autograde(a) for a in s.assignments()]))
+        print(f"run {run}/{args.runs}: make grade -j {args.jobs} …", flush=True)
+        parallel = pristine(template, work / "parallel")
+        times["grade"].append(make_grade(parallel, args.jobs))
+        same = same and gradebook.dump(stock.db_url, stock.course_id) == gradebook.dump(
+            parallel.db_url, parallel.course_id
+        )
+        print(f"run {run}/{args.runs}: bare nbclient, {args.jobs} processes …", flush=True)
+        paths = floor_notebooks(stock, work / "floor")
+        with ProcessPoolExecutor(args.jobs) as pool:
+            times["floor"].append(timed(lambda p=pool, n=paths: list(p.map(execute, n))))
+        print(
+            "  " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()),
+            flush=True,
+        )
 
-    print(f"stock nbgrader autograde, sequential ({notebooks} notebooks) …", flush=True)
-    stock_s = timed(lambda: [stock.autograde(a) for a in stock.assignments()])
-    print(f"make grade -j {args.jobs} …", flush=True)
-    command = [sys.executable, "-m", "coursekit.grading", "--root", str(parallel.root)]
-    command += ["-j", str(args.jobs), "--quiet"]
-    grade_s = timed(
-        lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
+    print(f"make grade -j {args.jobs} --unsafe-no-sandbox (what the sandbox costs) …", flush=True)
+    unsafe_s = make_grade(
+        pristine(template, work / "unsandboxed"), args.jobs, "--unsafe-no-sandbox"
     )
-    unsafe = copy_course(args.work / "unsandboxed")
-    shutil.copytree(stock.root / "submitted", unsafe.root / "submitted")
-    for assignment in unsafe.assignments():
-        unsafe.generate(assignment)
-    print(f"make grade -j {args.jobs} --unsafe-no-sandbox (to measure the sandbox) …", flush=True)
-    command = [sys.executable, "-m", "coursekit.grading", "--root", str(unsafe.root)]
-    command += ["-j", str(args.jobs), "--quiet", "--unsafe-no-sandbox"]
-    unsafe_s = timed(
-        lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
-    )
-    print(f"bare nbclient, {args.jobs} processes …", flush=True)
-    paths = floor_notebooks(stock, args.work / "floor")
-    with ProcessPoolExecutor(args.jobs) as pool:
-        floor_s = timed(lambda: list(pool.map(execute, paths)))
+    print(f"make grade -j {args.jobs} --budget (the time budget) …", flush=True)
+    budget_file = work / "budget.jsonl"
+    budget_file.unlink(missing_ok=True)
+    make_grade(pristine(template, work / "budget"), args.jobs, "--budget", str(budget_file))
+    per_notebook = {}
+    for size in sizes:
+        print(f"make grade -j {args.jobs}, {size} learners …", flush=True)
+        course, count = grown(template, work / f"size-{size}", size)
+        per_notebook[size] = (make_grade(course, args.jobs) / count, count)
 
-    same = gradebook.dump(stock.db_url, stock.course_id) == gradebook.dump(
-        parallel.db_url, parallel.course_id
-    )
+    stock_s, grade_s, floor_s = (statistics.median(times[k]) for k in ("stock", "grade", "floor"))
     print()
-    print(f"notebooks graded           {notebooks}")
+    print(budget.summarize(budget_file))
+    print()
+    print(f"notebooks graded           {notebooks} per run, {args.runs} runs, median times:")
     print(f"stock autograde            {stock_s:7.1f} s  ({stock_s / notebooks:.2f} s/notebook)")
-    print(f"make grade -j {args.jobs:<2}           {grade_s:7.1f} s")
-    print(f"  without the sandbox      {unsafe_s:7.1f} s")
+    label = f"make grade -j {args.jobs}"
+    print(f"{label:<26} {grade_s:7.1f} s  ({grade_s / notebooks:.2f} s/notebook)")
+    print(f"  without the sandbox      {unsafe_s:7.1f} s  (one run)")
     print(f"floor (bare nbclient -j {args.jobs}) {floor_s:7.1f} s")
     sandbox_cost = (grade_s - unsafe_s) * args.jobs / notebooks
     print(f"sandbox's cost             {sandbox_cost:7.2f} s per notebook (CPU-seconds, ±noise)")
-    print(f"stock / make grade         {stock_s / grade_s:7.2f}×   (target ≥ 1.8)")
-    print(f"make grade / floor         {grade_s / floor_s:7.2f}×   (target ≤ 1.5)")
+    ratios = [s / g for s, g in zip(times["stock"], times["grade"], strict=True)]
+    floors = [g / f for g, f in zip(times["grade"], times["floor"], strict=True)]
+    each = ", ".join(f"{r:.2f}" for r in ratios)
+    print(f"stock / make grade         {stock_s / grade_s:7.2f}×   (target ≥ 4; runs: {each})")
+    each = ", ".join(f"{r:.2f}" for r in floors)
+    print(f"make grade / floor         {grade_s / floor_s:7.2f}×   (target ≤ 1.3; runs: {each})")
+    for size, (seconds, count) in per_notebook.items():
+        print(f"make grade, {size:>4} learners  {seconds:7.2f} s per notebook ({count} notebooks)")
     print(f"gradebooks identical       {'yes' if same else 'NO'}")
+    print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1
 
 
