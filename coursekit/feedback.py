@@ -4,7 +4,8 @@
 GetGrades has put each cell's score into the notebook and the hidden test
 regions and tracebacks are gone, it inserts one cell at the top of the page:
 per function its points and the first diagnosis (the first failing cell's
-Korean message, and the misconception it names), the written answers with
+Korean message, and the first misconception a failing cell of that function
+names), the written answers with
 the TA's score or "채점 전", and the late penalty. The function names link
 to their first failing cell.
 
@@ -22,6 +23,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from coursekit import cells, diagnosis
+from grader_tests.verdict import Verdict
 
 SUMMARY_ID = "course-summary"
 CSS = """
@@ -60,12 +62,19 @@ def _max(cell) -> float:
     return float(cell.metadata.get("nbgrader", {}).get("points") or 0)
 
 
-def misconception_line(message: str) -> str:
-    """The '짐작되는 실수 [key]: ...' line of a hidden check's message, if it has one."""
-    for line in message.splitlines():
-        if line.strip().startswith("짐작되는 실수"):
-            return line.strip()
-    return ""
+def misconception_line(cell) -> str:
+    """'짐작되는 실수 [key]: ...' from the verdict record the grader stored in a failed
+    hidden test cell (grader_tests.verdict), or "" when it names none."""
+    record = cells.verdict_record(cell)
+    if not isinstance(record, dict):
+        return ""
+    try:
+        verdict = Verdict.from_record(record)
+    except (TypeError, ValueError):
+        return ""
+    if verdict.misconception is None:
+        return ""
+    return f"짐작되는 실수 [{verdict.key}]: {verdict.misconception['title']}"
 
 
 def waiting_for_ta(resources) -> set[str]:
@@ -95,7 +104,9 @@ def summary_html(nb, resources) -> str:
             found = diagnosis.diagnose(first, functions)
             message = diagnosis.first_line(found.message, 300)
             verdict = f'<span class="failed">{html.escape(message)}</span>'
-            extra = misconception_line(found.message)
+            # The visible test fails first but says less: the misconception a hidden
+            # check named for this function goes under it.
+            extra = next((line for cell in failing if (line := misconception_line(cell))), "")
             if extra and extra != message:
                 verdict += f'<br><span class="misconception">{html.escape(extra)}</span>'
             name = f'<a href="#{html.escape(cells.grade_id(first) or "")}">{name}</a>'

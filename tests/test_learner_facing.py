@@ -84,5 +84,7 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     )
     first_line = first_failing.split(": ", 1)[1].splitlines()[0]
     assert escape(first_line, quote=False) in summary, "the first diagnosis is not shown"
+    # ... and the misconception the hidden check's verdict record names.
+    assert escape(f"짐작되는 실수 [{entry.key}]", quote=False) in summary
     assert "모두 통과" in summary and "why_256_answer" in summary and "채점 전" in summary
     assert "white-space: pre-wrap" in html, "long hints would run off their box"
