@@ -16,6 +16,8 @@ from coursekit.report import data, overview, probe, render, summary
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = Course(ROOT).assignments()
+
+
 def test_the_probe_stops_learner_code_that_never_returns(monkeypatch):
     monkeypatch.setattr(probe, "TIMEOUT_SECONDS", 3)
     looping = "def softmax(x):\n    while True:\n        pass\n"
