@@ -1,0 +1,137 @@
+"""`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
+
+    python -m coursekit.hub up [--learners N] [--port P] [--ip IP] [--root DIR]
+    python -m coursekit.hub setup ...   # everything but starting the hub
+    python -m coursekit.hub down [--root DIR]
+
+`up` needs root: it creates the accounts, opens the course environment to
+them, hides the references, and runs JupyterHub (which starts each account's
+server as that account). It prints the URL and each account's password once.
+`down` removes the accounts and puts every changed permission back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from coursekit.hub import access, accounts, files
+from coursekit.hub.settings import REPO, SETTINGS_FILE, HubSettings
+
+DEFAULT_ROOT = "/srv/transformer-peft-hub"
+PROXY_PACKAGE = "configurable-http-proxy@4.6.3"
+CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
+
+
+def ensure_proxy(settings: HubSettings) -> None:
+    """configurable-http-proxy from npm in build/hub (Debian's nodejs and npm when missing)."""
+    if Path(settings.proxy).exists():
+        return
+    if not shutil.which("npm"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "nodejs", "npm"],
+            check=True,
+            env=env,
+        )
+    prefix = Path(settings.proxy).parents[2]
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), PROXY_PACKAGE],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def setup(settings: HubSettings) -> dict[str, str]:
+    """Accounts, permissions, exchange and config files; returns the new passwords."""
+    root = Path(settings.root)
+    if (root / SETTINGS_FILE).exists():  # a previous run: undo its permission changes first
+        access.restore(HubSettings.load(root))
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)
+    ensure_proxy(settings)
+    accounts.ensure_group(settings.group)
+    instructor = settings.instructor
+    passwords = {instructor: accounts.ensure_account(instructor, (settings.group,))}
+    for learner in settings.learner_names:
+        passwords[learner] = accounts.ensure_account(learner)
+    opened = access.open_environment(settings)
+    hidden = access.hide_course_secrets(settings)
+    access.make_exchange(settings)
+    files.write_class_config(settings)
+    files.write_instructor_files(settings)
+    settings.save()
+    if opened:
+        print("opened for every account (search bit only):", ", ".join(opened))
+    print(f"instructors' group {settings.group} only:", ", ".join(hidden))
+    return passwords
+
+
+def hub_command(settings: HubSettings) -> tuple[list[str], dict[str, str]]:
+    """The JupyterHub command line and environment for this hub."""
+    env = {**os.environ, "COURSEKIT_HUB_ROOT": settings.root}
+    env["PATH"] = f"{Path(settings.venv) / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"
+    jupyterhub = str(Path(settings.venv) / "bin" / "jupyterhub")
+    return [jupyterhub, "-f", str(CONFIG_FILE)], env
+
+
+def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
+    print(f"\nJupyterHub: {settings.url}/hub/login")
+    print("accounts (passwords are new on every run and shown only now):")
+    for user, password in passwords.items():
+        role = "instructor (formgrader)" if user == settings.instructor else "learner"
+        print(f"  {user:24} {password:20} {role}")
+    print(f"instructor's course: {settings.course_root}; exchange: {settings.exchange}\n")
+
+
+def down(settings: HubSettings) -> None:
+    for user in [settings.instructor, *settings.learner_names]:
+        accounts.remove_account(user)
+    accounts.remove_group(settings.group)
+    access.restore(settings)
+    shutil.rmtree(settings.root, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="make hub", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", default="up", choices=["up", "setup", "down"])
+    parser.add_argument("--root", default=DEFAULT_ROOT, help=f"hub state (default {DEFAULT_ROOT})")
+    parser.add_argument("--learners", type=int, default=2)
+    parser.add_argument("--ip", default="127.0.0.1", help="address to serve (default loopback)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--prefix", default="tp-", help="account name prefix")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        parser.error("needs root: it creates Linux accounts and starts servers as them")
+    if args.command == "down":
+        settings_file = Path(args.root) / SETTINGS_FILE
+        if settings_file.exists():
+            down(HubSettings.load(args.root))
+        return 0
+    settings = HubSettings(
+        root=str(Path(args.root).resolve()),
+        ip=args.ip,
+        port=args.port,
+        prefix=args.prefix,
+        learners=args.learners,
+        repo=str(REPO),
+    )
+    passwords = setup(settings)
+    print_accounts(settings, passwords)
+    if args.command == "setup":
+        return 0
+    command, env = hub_command(settings)
+    try:
+        return subprocess.run(command, env=env, cwd=settings.root).returncode
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""What the hub browser test does on the pages: log in, click formgrader's buttons,
+work in a learner's JupyterLab. Each step waits for what a person would wait for."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+LONG = 240_000  # ms: a step that starts a server, a kernel or grading on a loaded machine
+
+
+class Shots:
+    """Numbered screenshots, one per step, paths printed as they are taken."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.taken: list[Path] = []
+
+    def __call__(self, page: Page, name: str, full_page: bool = False) -> Path:
+        path = self.folder / f"{len(self.taken) + 1:02d}-{name}.png"
+        page.screenshot(path=str(path), full_page=full_page)
+        self.taken.append(path)
+        print(f"screenshot: {path}", flush=True)
+        return path
+
+
+def log_in(browser, base: str, user: str, password: str) -> Page:
+    """A browser context of its own (its own cookies), logged in, JupyterLab loaded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto(f"{base}/hub/login")
+    page.fill("#username_input", user)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(r".*/user/[^/]+/lab.*"), timeout=LONG)
+    page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=LONG)
+    return page
+
+
+# --- formgrader (the instructor) ---------------------------------------------------------
+
+
+def formgrader_row(page: Page, assignment: str):
+    return page.locator("#main-table tr", has_text=assignment)
+
+
+def formgrader_button(page: Page, row, cell: str, timeout: int = LONG) -> str:
+    """Click the button in one of formgrader's table cells; return the success dialog's text.
+
+    formgrader answers every action with a dialog: "Success" with nbgrader's log, or an
+    error dialog with its traceback (raised here)."""
+    row.locator(f"td.{cell} a").first.click()
+    dialog = page.locator("#success-modal, #error-modal").first
+    dialog.wait_for(state="visible", timeout=timeout)
+    text = dialog.inner_text()
+    failed = dialog.get_attribute("id") == "error-modal"
+    dialog.locator(".modal-footer button").click()
+    dialog.wait_for(state="detached")
+    assert not failed, f"formgrader {cell} failed:\n{text}"
+    return text
+
+
+# --- JupyterLab (a learner) --------------------------------------------------------------
+
+
+def open_assignment_list(page: Page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+    page.locator("#released_assignments_list, .assignment-list").first.wait_for()
+
+
+def menu(page: Page, top: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).click()
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+def wait_for_kernel_idle(page: Page, timeout: int = LONG) -> None:
+    """Run All has finished when no cell shows [*] and the kernel is idle."""
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        busy = page.locator(".jp-InputPrompt", has_text="[*]").count()
+        status = page.locator(".jp-Notebook-ExecutionIndicator").get_attribute("data-status")
+        if busy == 0 and status in (None, "idle"):
+            return
+        time.sleep(0.5)
+    raise AssertionError("the notebook's cells did not finish running")
+
+
+def replace_cell_text(page: Page, marker: str, text: str) -> None:
+    """Select everything in the code cell whose editor shows `marker` and type `text`."""
+    cell = page.locator(".jp-Notebook .jp-Cell").filter(
+        has=page.locator(".cm-content", has_text=marker)
+    )
+    expect(cell).to_have_count(1)
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)  # as typed, without the editor's auto-indent
+    page.keyboard.press("Escape")
+
+
+def fetch_and_open(page: Page, assignment: str, notebook: str) -> None:
+    """Assignments tab: Fetch, then open the notebook from the fetched list."""
+    open_assignment_list(page)
+    released = page.locator("#released_assignments_list .list_item", has_text=assignment)
+    released.locator("button", has_text="Fetch").click()
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=assignment).first
+    fetched.wait_for(timeout=LONG)
+    fetched.locator("a.assignment-notebooks-link").click()  # shows the notebooks
+    fetched.locator(f"a:text-is('{notebook}')").click()
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=LONG)
+
+
+def write_markdown_answer(page: Page, placeholder: str, text: str) -> None:
+    cell = page.locator(".jp-Notebook .jp-MarkdownCell", has_text=placeholder).first
+    cell.scroll_into_view_if_needed()
+    cell.dblclick()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+    page.keyboard.press("Control+Enter")  # render it in place
+
+
+def restart_and_run_all(page: Page) -> None:
+    menu(page, "Run", "Restart Kernel and Run All Cells")
+    page.locator(".jp-Dialog button", has_text="Restart").click()
+    time.sleep(2)  # the restart has begun before the cells are queued
+    wait_for_kernel_idle(page)
+
+
+def validate(page: Page) -> str:
+    """The notebook toolbar's Validate button; returns the dialog's text (dialog left open)."""
+    page.locator(".jp-NotebookPanel .validate-button").click()
+    dialog = page.locator(".jp-Dialog").first
+    dialog.wait_for(timeout=LONG)
+    return dialog.inner_text()
+
+
+def close_dialog(page: Page) -> None:
+    page.locator(".jp-Dialog .jp-Dialog-footer button").last.click()
+    page.locator(".jp-Dialog").wait_for(state="detached")
+
+
+def save(page: Page) -> None:
+    menu(page, "File", "Save Notebook")
+    page.locator(".jp-NotebookPanel-toolbar, .jp-Toolbar").first.wait_for()
+    time.sleep(1)
+
+
+def submit(page: Page, assignment: str) -> None:
+    open_assignment_list(page)
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=assignment).first
+    fetched.locator("button", has_text="Submit").click()
+    page.locator("#submitted_assignments_list .list_item", has_text=assignment).first.wait_for(
+        timeout=LONG
+    )
