@@ -24,7 +24,7 @@ def answered_cells(release_notebook: Path, bodies: dict) -> dict[str, str]:
             continue
         name = DEF_LINE.search(cell.source).group(1)
         body = "\n".join(reference_body(bodies[name]))
-        text, count = STUB.subn(lambda _: body, cell.source)
+        text, count = STUB.subn(lambda _, body=body: body, cell.source)
         assert count == 1, f"no stub in the answer cell of {name}"
         typed[name] = text
     return typed
