@@ -34,6 +34,7 @@ INSTRUCTOR_ONLY_SERVER = [
 CLASS_NBGRADER_CONFIG = '''\
 """nbgrader settings for every account of the class: learners need no setup."""
 
+from coursekit.feedback_link import configure as configure_feedback_link
 from coursekit.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821
@@ -45,6 +46,9 @@ c.Execute.timeout = {timeout!r}  # the course's limit per cell, also Validate's
 
 # Validate (the notebook's button and `nbgrader validate`) speaks Korean.
 configure_validate(c)
+
+# The Assignments tab's "(view feedback)" selects the feedback page, not its folder.
+configure_feedback_link(c)
 '''
 
 INSTRUCTOR_NBGRADER_CONFIG = '''\
