@@ -75,6 +75,13 @@ release: sync  ## regenerate release/ from source/ with nbgrader generate_assign
 lab: $(STAMP) bubblewrap  ## JupyterLab with nbgrader's formgrader for this course
 	$(BIN)/jupyter lab --no-browser
 
+# A trial class on one server (coursekit/hub/, run as root): an account per learner and for
+# the instructor, JupyterHub on loopback, formgrader for the instructor only.
+# ARGS="--help" for options (--learners, --ip, --port); ARGS=down removes the class.
+.PHONY: hub
+hub: $(STAMP) bubblewrap  ## a local JupyterHub for a trial class (as root; prints the URL and accounts)
+	$(BIN)/python -m coursekit.hub $(ARGS)
+
 lock:  ## re-pin requirements.txt from requirements.in in a scratch venv
 	rm -rf build/lock && $(PYTHON) -m venv build/lock
 	build/lock/bin/pip install --quiet -r requirements.in
