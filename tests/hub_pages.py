@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
 LONG = 240_000  # ms: a step that starts a server, a kernel or grading on a loaded machine
 
@@ -92,13 +92,23 @@ def wait_for_kernel_idle(page: Page, timeout: int = LONG) -> None:
     raise AssertionError("the notebook's cells did not finish running")
 
 
+def find_cell(page: Page, marker: str, kind: str = ".jp-Cell"):
+    """The one cell showing `marker`, scrolling down as a person would: JupyterLab
+    renders only the cells near the visible part of a long notebook."""
+    cell = page.locator(f".jp-Notebook {kind}", has_text=marker)
+    for _ in range(80):
+        if cell.count() == 1:
+            cell.scroll_into_view_if_needed()
+            return cell
+        page.locator(".jp-NotebookPanel .jp-Notebook").hover()
+        page.mouse.wheel(0, 600)
+        time.sleep(0.2)
+    raise AssertionError(f"no cell shows {marker!r}")
+
+
 def replace_cell_text(page: Page, marker: str, text: str) -> None:
     """Select everything in the code cell whose editor shows `marker` and type `text`."""
-    cell = page.locator(".jp-Notebook .jp-Cell").filter(
-        has=page.locator(".cm-content", has_text=marker)
-    )
-    expect(cell).to_have_count(1)
-    cell.scroll_into_view_if_needed()
+    cell = find_cell(page, marker, ".jp-CodeCell")
     cell.locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(text)  # as typed, without the editor's auto-indent
@@ -118,8 +128,7 @@ def fetch_and_open(page: Page, assignment: str, notebook: str) -> None:
 
 
 def write_markdown_answer(page: Page, placeholder: str, text: str) -> None:
-    cell = page.locator(".jp-Notebook .jp-MarkdownCell", has_text=placeholder).first
-    cell.scroll_into_view_if_needed()
+    cell = find_cell(page, placeholder, ".jp-MarkdownCell")
     cell.dblclick()
     cell.locator(".cm-content").click()
     page.keyboard.press("Control+a")
@@ -160,3 +169,47 @@ def submit(page: Page, assignment: str) -> None:
     page.locator("#submitted_assignments_list .list_item", has_text=assignment).first.wait_for(
         timeout=LONG
     )
+
+
+def autograde_in_formgrader(page: Page, fg: str, assignment: str, student: str) -> str:
+    """Manage Submissions → the learner's autograde button; returns formgrader's log."""
+    page.goto(f"{fg}/manage_submissions/{assignment}")
+    row = page.locator("#main-table tr", has_text=student)
+    return formgrader_button(page, row, "autograde")
+
+
+def open_submission(page: Page, fg: str, assignment: str, notebook: str, student: str) -> None:
+    """Manual Grading → assignment → notebook → the learner's submission (names shown)."""
+    page.goto(f"{fg}/gradebook/{assignment}/{notebook}")
+    link = page.locator(f"a.name-shown:text-is('{student}')")
+    link.wait_for(state="attached")
+    href = link.get_attribute("href")
+    page.goto(href if href.startswith("http") else fg.split("/user/")[0] + href)
+    page.wait_for_load_state("networkidle")  # formgrader's scripts have bound the inputs
+
+
+def give_manual_points(page: Page, cell_id: str, points: str) -> None:
+    """Type the points; formgrader saves them (PUT to its grade API) when the box loses focus."""
+    score = page.locator(f"input#{cell_id}")
+    saved = lambda r: "/api/grade/" in r.url and r.request.method == "PUT"  # noqa: E731
+    with page.expect_response(saved, timeout=60_000):
+        score.fill(points)
+        score.press("Tab")
+    score.scroll_into_view_if_needed()
+
+
+def fetch_feedback(page: Page, assignment: str) -> None:
+    """Assignments tab: Fetch Feedback on the submitted assignment, until "(view feedback)"."""
+    open_assignment_list(page)
+    submitted = page.locator("#submitted_assignments_list .list_item", has_text=assignment).first
+    submitted.locator("button", has_text="Fetch Feedback").click()
+    page.locator("#submitted_assignments_list a", has_text="view feedback").first.wait_for(
+        timeout=LONG
+    )
+
+
+def nbgrader_menu_items(page: Page) -> list[str]:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
+    page.keyboard.press("Escape")
+    return items

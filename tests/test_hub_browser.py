@@ -1,0 +1,250 @@
+"""A class on the hub, through the pages: `python -m coursekit.hub` (what `make hub` runs)
+sets up an instructor and two learners with real Linux accounts; headless Chromium
+(Debian's, driven by Playwright) logs each in and plays the course's cycle:
+
+instructor generates and releases ch3 in formgrader → learner A fetches, types the
+reference answers into the editor, runs all, validates, submits → learner B types one
+catalogued mistake, Validate shows its Korean message, submits anyway → instructor
+collects, autogrades A with formgrader's button and the class with `make grade`, reads
+B's Korean diagnosis, grades B's written answer, generates and releases feedback →
+learner B fetches the feedback and reads the diagnosis, without hidden test source.
+
+One screenshot per step in build/screenshots/hub/ (paths printed). The accounts, the
+hub's processes and every permission the hub changed are undone at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import solutions.ch3_multihead as reference
+from catalog import ch3_multihead as mistakes
+from coursekit.course import Course
+from coursekit.hub import __main__ as hub_cli
+from coursekit.hub import accounts
+from coursekit.hub.settings import HubSettings
+from tests import hub_pages as ui
+from tests.hub_answers import answered_cells
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags that let Chromium run headless as root with no network of its own.
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+SHOTS = REPO / "build" / "screenshots" / "hub"
+ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
+MISTAKE = "reshape_without_transpose"
+MISTAKE_CELLS = {"split_heads_seed", "split_heads_random_shapes"}
+PLACEHOLDER = "여기에 답을 쓰세요"
+ANSWER_A = "head 를 나눠도 W_Q, W_K, W_V, W_O 는 8×8 그대로라 4·64 = 256 입니다."
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root")
+
+
+def free_ports(count: int) -> int:
+    """A port p with p .. p+count-1 free on loopback (hub, its API, the proxy's API)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = s.getsockname()[1]
+        if first + count > 65535:
+            continue
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no free ports")
+
+
+@pytest.fixture
+def hub():
+    """A hub class (prefix tpt-, so it never meets a `make hub` class) on loopback."""
+    root = tempfile.mkdtemp(prefix="coursekit-hub-test-", dir="/srv")
+    settings = HubSettings(root=root, port=free_ports(3), prefix="tpt-", learners=2)
+    hub_process = None
+    try:
+        passwords = hub_cli.setup(settings)
+        command, env = hub_cli.hub_command(settings)
+        log = open(Path(root) / "jupyterhub.log", "w")  # noqa: SIM115 -- closed below
+        hub_process = subprocess.Popen(
+            command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{settings.url}/hub/login", timeout=5)
+                break
+            except OSError:
+                assert hub_process.poll() is None, (Path(root) / "jupyterhub.log").read_text()
+                assert time.monotonic() < deadline, "JupyterHub did not start"
+                time.sleep(1)
+        yield settings, passwords
+    finally:
+        if hub_process is not None:
+            hub_process.send_signal(signal.SIGTERM)  # stops the proxy and every user's server
+            try:
+                hub_process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                hub_process.kill()
+                hub_process.wait()
+            log.close()
+            shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
+        hub_cli.down(settings)
+        # Nothing of the class is left: accounts, their processes, the hub's folder.
+        for user in [settings.instructor, *settings.learner_names]:
+            assert not accounts.exists(user), user
+        assert not Path(root).exists()
+
+
+def test_a_class_on_the_hub_through_the_pages(hub):
+    from playwright.sync_api import sync_playwright
+
+    settings, passwords = hub
+    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    shots = ui.Shots(SHOTS)
+    instructor, (learner_a, learner_b) = settings.instructor, settings.learner_names
+    base = settings.url
+    formgrader = f"{base}/user/{instructor}/formgrader"
+    release_nb = REPO / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    correct = {name: getattr(reference, name) for name in reference.__all__}
+    one_mistake = {**correct, "split_heads": getattr(mistakes, f"split_heads__{MISTAKE}")}
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            # The instructor releases ch3 in formgrader.
+            teacher = ui.log_in(browser, base, instructor, passwords[instructor])
+            assert "Formgrader" in ui.nbgrader_menu_items(teacher)
+            teacher.goto(formgrader)
+            ui.formgrader_button(teacher, ui.formgrader_row(teacher, ASSIGNMENT), "assign")
+            ui.formgrader_button(teacher, ui.formgrader_row(teacher, ASSIGNMENT), "release")
+            status = ui.formgrader_row(teacher, ASSIGNMENT).locator("td.status")
+            assert status.inner_text().strip() == "released"
+            shots(teacher, "instructor-released-ch3")
+
+            # Learner A: no formgrader, fetch, the reference typed in, run all, Validate, submit.
+            a = ui.log_in(browser, base, learner_a, passwords[learner_a])
+            menu = ui.nbgrader_menu_items(a)
+            assert "Assignment List" in menu and "Formgrader" not in menu, menu
+            assert a.goto(f"{base}/user/{learner_a}/formgrader").status == 404
+            a.goto(f"{base}/user/{learner_a}/lab")
+            a.locator("#jp-main-dock-panel").wait_for()
+            ui.fetch_and_open(a, ASSIGNMENT, NOTEBOOK)
+            shots(a, "learner-a-fetched")
+            for name, text in answered_cells(release_nb, correct).items():
+                ui.replace_cell_text(a, f"def {name}(", text)
+            ui.write_markdown_answer(
+                a,
+                PLACEHOLDER,
+                ANSWER_A,
+            )
+            shots(a, "learner-a-typed")
+            ui.restart_and_run_all(a)
+            assert a.locator(".jp-OutputArea-output[data-mime-type*='error']").count() == 0
+            shots(a, "learner-a-ran-all")
+            report = ui.validate(a)
+            shots(a, "learner-a-validate")
+            assert "Success" in report and "틀림" not in report, report
+            ui.close_dialog(a)
+            ui.save(a)
+            ui.submit(a, ASSIGNMENT)
+            shots(a, "learner-a-submitted")
+
+            # Learner B: one catalogued mistake; Validate says so in Korean; submits anyway.
+            b = ui.log_in(browser, base, learner_b, passwords[learner_b])
+            ui.fetch_and_open(b, ASSIGNMENT, NOTEBOOK)
+            for name, text in answered_cells(release_nb, one_mistake).items():
+                ui.replace_cell_text(b, f"def {name}(", text)
+            ui.write_markdown_answer(b, PLACEHOLDER, "head 마다 W 를 따로 두니까 256 입니다.")
+            ui.restart_and_run_all(b)
+            report = ui.validate(b)
+            shots(b, "learner-b-validate")
+            assert "split_heads" in report and "틀림" in report, report
+            assert "transpose 를 빠뜨리지 않았나요?" in report, report
+            assert "softmax" in report and "통과" in report, report
+            ui.close_dialog(b)
+            ui.save(b)
+            ui.submit(b, ASSIGNMENT)
+            submitted_at = b.locator("#submitted_assignments_list .list_item").last.inner_text()
+            shots(b, "learner-b-submitted")
+            assert "KST" in submitted_at, submitted_at  # Asia/Seoul, not UTC
+
+            # The instructor collects, autogrades A with formgrader's button, the class with
+            # `make grade` (as the instructor), and reads B's Korean diagnosis.
+            teacher.goto(formgrader)
+            ui.formgrader_button(teacher, ui.formgrader_row(teacher, ASSIGNMENT), "collect")
+            log = ui.autograde_in_formgrader(teacher, formgrader, ASSIGNMENT, learner_a)
+            assert f"autograded/{learner_a}/{ASSIGNMENT}" in log, log
+            shots(teacher, "instructor-autograded-a")
+            make_grade(settings)
+            ui.open_submission(teacher, formgrader, ASSIGNMENT, NOTEBOOK, learner_b)
+            diagnosis = teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first
+            diagnosis.scroll_into_view_if_needed()
+            shots(teacher, "instructor-reads-b-diagnosis")
+            ui.give_manual_points(teacher, MANUAL_CELL, "1")
+            shots(teacher, "instructor-graded-b-answer")
+            teacher.goto(formgrader)
+            row = ui.formgrader_row(teacher, ASSIGNMENT)
+            ui.formgrader_button(teacher, row, "generate-feedback")
+            ui.formgrader_button(
+                teacher, ui.formgrader_row(teacher, ASSIGNMENT), "release-feedback"
+            )
+            shots(teacher, "instructor-released-feedback")
+
+            # Learner B fetches the feedback and reads the diagnosis, no hidden test source.
+            ui.fetch_feedback(b, ASSIGNMENT)
+            shots(b, "learner-b-feedback-fetched")
+            b.goto(feedback_url(settings, learner_b))
+            page_text, page_html = b.inner_text("body"), b.content()
+            shots(b, "learner-b-reads-feedback", full_page=False)
+            assert f"짐작되는 실수 [{MISTAKE}]" in page_text
+            for secret in ("BEGIN HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions"):
+                assert secret not in page_html, secret
+        finally:
+            browser.close()
+
+    print("\n".join(f"screenshot: {path}" for path in shots.taken))
+    scores = Course(settings.course_root).scores(ASSIGNMENT)
+    full = Course(settings.course_root).max_scores(ASSIGNMENT)
+    lost_a = {cell for cell, score in scores[learner_a].items() if score != full[cell]}
+    lost_b = {cell for cell, score in scores[learner_b].items() if score != full[cell]}
+    assert lost_a <= {MANUAL_CELL}, lost_a
+    assert lost_b - {MANUAL_CELL} == MISTAKE_CELLS, lost_b
+    assert scores[learner_b][MANUAL_CELL] == 1
+
+
+def make_grade(settings: HubSettings) -> None:
+    """`make grade` for the class, run by the instructor's account in the course copy."""
+    home = settings.home(settings.instructor)
+    result = subprocess.run(
+        ["runuser", "-u", settings.instructor, "--", "env", f"HOME={home}",
+         f"COURSE_EXCHANGE_ROOT={settings.exchange}", "make", "-C", str(REPO), "grade",
+         f"ARGS=--root {settings.course_root} {ASSIGNMENT}"],
+        capture_output=True, text=True, cwd=home, timeout=600,
+    )  # fmt: skip
+    print(result.stdout[-3000:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "2/2" in result.stdout, result.stdout[-3000:]
+
+
+def feedback_url(settings: HubSettings, learner: str) -> str:
+    """The feedback page the Assignments tab's "(view feedback)" points at, as a page."""
+    (page,) = (settings.home(learner) / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
+    relative = page.relative_to(settings.home(learner)).as_posix()
+    return f"{settings.url}/user/{learner}/files/{urllib.request.quote(relative)}"
