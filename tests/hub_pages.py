@@ -208,8 +208,11 @@ def fetch_feedback(page: Page, assignment: str) -> None:
     )
 
 
-def nbgrader_menu_items(page: Page) -> list[str]:
+def nbgrader_menu_items(page: Page, while_open=None) -> list[str]:
+    """The items of the Nbgrader menu (`while_open` runs with the menu open, for a screenshot)."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
     items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
+    if while_open:
+        while_open()
     page.keyboard.press("Escape")
     return items

@@ -41,7 +41,9 @@ c = get_config()  # noqa: F821
 
 c.CourseDirectory.course_id = {course_id!r}
 c.Exchange.root = {exchange!r}
-c.Exchange.timezone = {timezone!r}  # submission times as the class lives them
+# Times as the class lives them: submissions (learners' list) and formgrader's tables.
+c.Exchange.timezone = {timezone!r}
+c.NbGraderAPI.timezone = {timezone!r}
 c.Execute.timeout = {timeout!r}  # the course's limit per cell, also Validate's
 
 # Validate (the notebook's button and `nbgrader validate`) speaks Korean.
