@@ -1,44 +1,91 @@
 # The course's commands. `make demo` and `make test` each set up .venv first.
 SHELL := /bin/bash
-PYTHON ?= python3.11
-VENV := .venv
+# Supported interpreters, newest first: make uses the first that works, or `make PYTHON=...`.
+SUPPORTED_PYTHONS := python3.13 python3.12 python3.11
+VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
+STAMP := venv
 ASSIGNMENTS := $(notdir $(wildcard source/*))
+# Interpreters are looked up on PATH without the project's environment: its own python3.11
+# must not stand in for the system's.
+HOST_PATH := $(subst $(CURDIR)/$(BIN):,,$(PATH))
 # nbgrader runs alembic and kernels by name: the project's environment comes first.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: help venv test lint format demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
+# "Working" means it starts (a pyenv shim whose version is not selected exits 127), it is
+# 3.11-3.13, and it can make a venv (Debian's python3.X needs python3.X-venv for ensurepip).
+# It prints the real executable, so neither a shim nor .venv/bin stands in for it later.
+PYTHON_PROBE := import sys, ensurepip; ok = (3, 11) <= sys.version_info[:2] <= (3, 13); \
+  print(sys.executable) if ok else print("Python", sys.version.split()[0], "is not 3.11-3.13", file=sys.stderr); \
+  sys.exit(not ok)
+probe_python = $(shell PATH='$(HOST_PATH)' $(1) -c '$(PYTHON_PROBE)' 2>/dev/null)
+# What a venv is tied to: the interpreter's version and installation.
+PYTHON_ID := import sys, platform; print(f"Python {platform.python_version()} ({sys.base_prefix})")
+# Evaluated once, and only by targets that need an interpreter.
+PYTHON ?= $(eval PYTHON := $(firstword $(foreach p,$(SUPPORTED_PYTHONS),$(call probe_python,$(p)))))$(PYTHON)
+PYTHON_EXE = $(eval PYTHON_EXE := $(call probe_python,$(PYTHON)))$(PYTHON_EXE)
+define NO_PYTHON
+echo "make: no working Python 3.11, 3.12 or 3.13 on PATH (tried $(SUPPORTED_PYTHONS))." >&2; \
+echo "  A pyenv shim works only for the version pyenv has selected. Install one" >&2; \
+echo "  (Debian/Ubuntu: apt-get install python3 python3-venv) or run make PYTHON=/path/to/python3.X." >&2
+endef
+
+.PHONY: help venv test test-fast lint format demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.txt pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH (or make PYTHON=...)"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	@# The repo root on the venv's path: nbgrader, its kernels and pytest import
-	@# coursekit, grader_tests and solutions from this checkout.
-	$(BIN)/python -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "transformer_peft_course.pth").write_text("$(CURDIR)\n")'
-	touch $(STAMP)
+# Runs every time (a second when nothing changed): .venv/.installed records the interpreter
+# and the hash of requirements.txt it was installed from. A .venv made by another interpreter
+# is never mixed with this one: it is removed and made again, and make says so.
+venv:  ## create .venv with the pinned versions (remade when the interpreter changes)
+	@exe='$(PYTHON_EXE)'; \
+	if [ -z "$$exe" ]; then \
+	  if [ "$(origin PYTHON)" = "command line" ] || [ "$(origin PYTHON)" = "environment" ]; then \
+	    echo "make: PYTHON=$(PYTHON) does not work:" >&2; PATH='$(HOST_PATH)' $(PYTHON) -c '$(PYTHON_PROBE)'; \
+	  else $(NO_PYTHON); fi; exit 1; fi; \
+	want="$$("$$exe" -c '$(PYTHON_ID)')"; \
+	if [ -e $(VENV) ]; then \
+	  have="$$($(BIN)/python -c '$(PYTHON_ID)' 2>/dev/null || echo 'an interpreter that no longer runs')"; \
+	  if [ "$$have" != "$$want" ]; then \
+	    test -f $(VENV)/pyvenv.cfg || { echo "make: $(VENV) is not a venv; move it away" >&2; exit 1; }; \
+	    echo "make: $(VENV) was made with $$have; making it again with $$want"; \
+	    rm -rf $(VENV); fi; fi; \
+	test -x $(BIN)/python || "$$exe" -m venv $(VENV) || exit 1; \
+	installed="$$want $$(sha256sum < requirements.txt | cut -c1-16)"; \
+	if [ "$$(cat $(VENV)/.installed 2>/dev/null)" != "$$installed" ]; then \
+	  echo "make: installing requirements.txt into $(VENV)"; \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt || exit 1; \
+	  : "The repo root on the venv's path: nbgrader, its kernels and pytest import"; \
+	  : "coursekit, grader_tests and solutions from this checkout."; \
+	  $(BIN)/python -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "transformer_peft_course.pth").write_text("$(CURDIR)\n")'; \
+	  echo "$$installed" > $(VENV)/.installed; fi; \
+	echo "make: $(VENV) runs $$want"
 
-venv: $(STAMP)  ## create .venv with the pinned versions
 
-test: $(STAMP) lint bubblewrap chromium postgresql  ## lint, then the whole test suite
+test: venv lint bubblewrap chromium postgresql  ## lint, then the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-lint: $(STAMP)  ## ruff check and format check
+# The tests that grade no whole class: the notebooks, checks, catalog in process, the sandbox,
+# one learner graded end to end with its feedback. CI runs them again on Python 3.13.
+FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,catalog_in_process tolerance verdicts \
+  source_notebooks release incidents_report python_env sandbox learner_facing))
+test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them on 3.13 too)
+	$(BIN)/python -m pytest -n 2 $(FAST_TESTS)
+
+lint: venv  ## ruff check and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format: $(STAMP)  ## ruff fix and format
+format: venv  ## ruff fix and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-demo: $(STAMP) bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
+demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
 	$(BIN)/python -m coursekit.demo
 
-report: $(STAMP) bubblewrap  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
+report: venv bubblewrap  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
 	$(BIN)/python -m coursekit.report
 
 # Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).
@@ -54,10 +101,10 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends chromium fonts-nanum; }
 
-grade: $(STAMP) bubblewrap  ## grade every collected submission in parallel (ARGS="--help" for options)
+grade: venv bubblewrap  ## grade every collected submission in parallel (ARGS="--help" for options)
 	$(BIN)/python -m coursekit.grading $(ARGS)
 
-bench: $(STAMP) bubblewrap  ## stock autograde vs make grade vs bare nbclient, time budget, sizes (ARGS=--help)
+bench: venv bubblewrap  ## stock autograde vs make grade vs bare nbclient, time budget, sizes (ARGS=--help)
 	$(BIN)/python -m coursekit.bench $(ARGS)
 
 # The PostgreSQL gradebook test starts a throwaway server from Debian's package.
@@ -66,13 +113,13 @@ postgresql:  ## install Debian's postgresql when missing (needs root)
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends postgresql; }
 
-sync: $(STAMP)  ## copy solutions/ bodies into the source notebooks' solution regions
+sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/python -m coursekit.sync_solutions
 
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
 
-lab: $(STAMP) bubblewrap  ## JupyterLab with nbgrader's formgrader for this course
+lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course
 	$(BIN)/jupyter lab --no-browser
 
 # A trial class on one server (coursekit/hub/, run as root): an account per learner and for
@@ -82,11 +129,23 @@ lab: $(STAMP) bubblewrap  ## JupyterLab with nbgrader's formgrader for this cour
 hub: $(STAMP) bubblewrap  ## a local JupyterHub for a trial class (as root; prints the URL and accounts)
 	$(BIN)/python -m coursekit.hub $(ARGS)
 
-lock:  ## re-pin requirements.txt from requirements.in in a scratch venv
-	rm -rf build/lock && $(PYTHON) -m venv build/lock
-	build/lock/bin/pip install --quiet -r requirements.in
+# Pins are made on the oldest supported interpreter found (a newer one would pick releases
+# that dropped 3.11, as numpy 2.5 did), then resolved with every other one found (pip
+# --dry-run). `freeze --all` keeps setuptools, whose distutils koreanize-matplotlib imports.
+LOCK_PYTHON ?= $(firstword $(foreach p,$(call reverse,$(SUPPORTED_PYTHONS)),$(call probe_python,$(p))))
+LOCK_CHECK ?= $(foreach p,$(SUPPORTED_PYTHONS),$(call probe_python,$(p)))
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." to resolve with)
+	@test -n "$(LOCK_PYTHON)" || { $(NO_PYTHON); exit 1; }
+	rm -rf build/lock && $(LOCK_PYTHON) -m venv build/lock
+	build/lock/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.in
 	{ echo "# Generated by 'make lock' from requirements.in; do not edit by hand."; \
-	  build/lock/bin/pip freeze; } > requirements.txt
+	  build/lock/bin/python -m pip freeze --all --exclude pip; } > requirements.txt
+	@for p in $(filter-out $(LOCK_PYTHON),$(LOCK_CHECK)); do \
+	  echo "make: resolving requirements.txt with $$p"; \
+	  rm -rf build/lock-check && $$p -m venv build/lock-check && \
+	  build/lock-check/bin/python -m pip install --quiet --disable-pip-version-check \
+	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
 	rm -rf submitted autograded/*/ feedback exchange gradebook.db grades.csv reports demo build
