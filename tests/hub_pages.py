@@ -81,12 +81,15 @@ def menu(page: Page, top: str, item: str) -> None:
 
 
 def wait_for_kernel_idle(page: Page, timeout: int = LONG) -> None:
-    """Run All has finished when no cell shows [*] and the kernel is idle."""
+    """Run All has finished when the status bar says Idle and no cell shows [*], twice
+    in a row (between two cells the kernel is briefly idle)."""
     deadline = time.monotonic() + timeout / 1000
+    quiet = 0
     while time.monotonic() < deadline:
         busy = page.locator(".jp-InputPrompt", has_text="[*]").count()
-        status = page.locator(".jp-Notebook-ExecutionIndicator").get_attribute("data-status")
-        if busy == 0 and status in (None, "idle"):
+        idle = "Idle" in page.locator("#jp-main-statusbar").inner_text()
+        quiet = quiet + 1 if idle and not busy else 0
+        if quiet >= 3:
             return
         time.sleep(0.5)
     raise AssertionError("the notebook's cells did not finish running")

@@ -220,7 +220,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             browser.close()
 
     # The gradebook: A lost nothing; B lost exactly the cells the catalog declares.
-    (entry,) = [e for e in mistakes.catalog.mistakes() if e.key == MISTAKE]
+    (entry,) = [e for e in mistakes.catalog.mistakes if e.key == MISTAKE]
     scores = Course(settings.course_root).scores(ASSIGNMENT)
     full = Course(settings.course_root).max_scores(ASSIGNMENT)
     lost_a = {cell for cell, score in scores[learner_a].items() if score != full[cell]}
