@@ -3,6 +3,7 @@ work in a learner's JupyterLab. Each step waits for what a person would wait for
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -219,3 +220,13 @@ def nbgrader_menu_items(page: Page, while_open=None) -> list[str]:
         while_open()
     page.keyboard.press("Escape")
     return items
+
+
+def disabled_lab_extensions(page: Page) -> set[str]:
+    """The extensions this JupyterLab was told not to load (its page config)."""
+    disabled = json.loads(page.locator("#jupyter-config-data").text_content()).get(
+        "disabledExtensions", []
+    )
+    if isinstance(disabled, dict):  # {name: true/false} in some versions
+        return {name for name, off in disabled.items() if off}
+    return set(disabled)

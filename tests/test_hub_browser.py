@@ -47,6 +47,7 @@ SHOTS = REPO / "build" / "screenshots" / "hub"
 ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
 MISTAKE = "reshape_without_transpose"
 PLACEHOLDER = "여기에 답을 쓰세요"
+INSTRUCTOR_ONLY = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"}
 ANSWER_A = "head 를 나눠도 W_Q, W_K, W_V, W_O 는 8×8 그대로라 4·64 = 256 입니다."
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root")
@@ -130,6 +131,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             # The instructor releases ch3 in formgrader.
             teacher = ui.log_in(browser, base, instructor, passwords[instructor])
             assert "Formgrader" in ui.nbgrader_menu_items(teacher)
+            assert not INSTRUCTOR_ONLY & ui.disabled_lab_extensions(teacher)
             teacher.goto(formgrader)
             ui.formgrader_button(teacher, ui.formgrader_row(teacher, ASSIGNMENT), "assign")
             ui.formgrader_button(teacher, ui.formgrader_row(teacher, ASSIGNMENT), "release")
@@ -141,6 +143,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             a = ui.log_in(browser, base, learner_a, passwords[learner_a])
             menu = ui.nbgrader_menu_items(a, lambda: shots(a, "learner-a-nbgrader-menu"))
             assert "Assignment List" in menu and "Formgrader" not in menu, menu
+            assert ui.disabled_lab_extensions(a) >= INSTRUCTOR_ONLY
             assert a.goto(f"{base}/user/{learner_a}/formgrader").status == 404
             a.goto(f"{base}/user/{learner_a}/lab")
             a.locator("#jp-main-dock-panel").wait_for()
@@ -227,7 +230,8 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     lost_b = {cell for cell, score in scores[learner_b].items() if score != full[cell]}
     assert lost_a <= {MANUAL_CELL}, lost_a
     assert lost_b - {MANUAL_CELL} == entry.fails, lost_b
-    assert scores[learner_b][MANUAL_CELL] == 1
+    with Course(settings.course_root).gradebook() as gb:
+        assert gb.find_grade(MANUAL_CELL, NOTEBOOK, ASSIGNMENT, learner_b).manual_score == 1
 
 
 def make_grade(settings: HubSettings) -> None:
