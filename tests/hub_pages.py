@@ -230,3 +230,15 @@ def disabled_lab_extensions(page: Page) -> set[str]:
     if isinstance(disabled, dict):  # {name: true/false} in some versions
         return {name for name, off in disabled.items() if off}
     return set(disabled)
+
+
+def open_feedback(page: Page):
+    """Assignments tab's "(view feedback)" selects the page in the file browser; opening it
+    shows it in JupyterLab's HTML viewer. Returns the viewer's frame."""
+    page.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
+    selected = page.locator(".jp-DirListing-item.jp-mod-selected", has_text=".html")
+    selected.wait_for(timeout=LONG)
+    selected.dblclick()
+    frame = page.frame_locator(".jp-HTMLViewer iframe").first
+    frame.locator("body").wait_for(timeout=LONG)
+    return frame

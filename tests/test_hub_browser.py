@@ -213,9 +213,11 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             # Learner B fetches the feedback and reads the diagnosis, no hidden test source.
             ui.fetch_feedback(b, ASSIGNMENT)
             shots(b, "learner-b-feedback-fetched")
-            b.goto(feedback_url(settings, learner_b))
-            page_text, page_html = b.inner_text("body"), b.content()
-            shots(b, "learner-b-reads-feedback", full_page=False)
+            feedback = ui.open_feedback(b)
+            feedback.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first.wait_for()
+            shots(b, "learner-b-reads-feedback")
+            page_text = feedback.locator("body").inner_text()
+            page_html = feedback.locator("html").inner_html()
             assert f"짐작되는 실수 [{MISTAKE}]" in page_text
             for secret in ("BEGIN HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions"):
                 assert secret not in page_html, secret
@@ -246,10 +248,3 @@ def make_grade(settings: HubSettings) -> None:
     print(result.stdout[-3000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "2/2" in result.stdout, result.stdout[-3000:]
-
-
-def feedback_url(settings: HubSettings, learner: str) -> str:
-    """The feedback page the Assignments tab's "(view feedback)" points at, as a page."""
-    (page,) = (settings.home(learner) / ASSIGNMENT / "feedback").glob(f"*/{NOTEBOOK}.html")
-    relative = page.relative_to(settings.home(learner)).as_posix()
-    return f"{settings.url}/user/{learner}/files/{urllib.request.quote(relative)}"
