@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 
 import numpy as np
@@ -48,7 +49,7 @@ status = open("/proc/self/status").read()
 found = {{
     "visible": [p for p in ("solutions", "grader_tests", "nbgrader_config.py", "source", ".git")
                 if os.path.exists(os.path.join(root, p))],
-    "venv": os.path.exists(os.path.join(root, ".venv", "bin", "python")),
+    "venv": os.path.exists(os.path.join({sys.prefix!r}, "bin", "python")),  # the course's env
     "secret": [k for k, v in os.environ.items() if "secret" in v],
     "uid": os.getuid(),
     "caps": status.split("CapEff:")[1].split()[0],
