@@ -127,10 +127,14 @@ def main(argv=None) -> int:
     if args.command == "setup":
         return 0
     command, env = hub_command(settings)
+    hub = subprocess.Popen(command, env=env, cwd=settings.root)
     try:
-        return subprocess.run(command, env=env, cwd=settings.root).returncode
+        return hub.wait()
     except KeyboardInterrupt:
-        return 0
+        # Ctrl+C: JupyterHub stops the proxy and every account's server itself; wait for
+        # it rather than kill it (subprocess.run would), or they outlive it.
+        hub.terminate()
+        return hub.wait(timeout=120)
 
 
 if __name__ == "__main__":
