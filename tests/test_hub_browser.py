@@ -71,7 +71,7 @@ def free_ports(count: int) -> int:
     raise RuntimeError("no free ports")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def hub():
     """A hub class (prefix tpt-, so it never meets a `make hub` class) on loopback."""
     root = tempfile.mkdtemp(prefix="coursekit-hub-test-", dir="/srv")
@@ -109,6 +109,41 @@ def hub():
         for user in [settings.instructor, *settings.learner_names]:
             assert not accounts.exists(user), user
         assert not Path(root).exists()
+
+
+def run_as(user: str, *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["runuser", "-u", user, "--", *command], capture_output=True, text=True, cwd="/tmp"
+    )
+
+
+def test_learners_run_the_course_environment_but_read_no_reference(hub):
+    settings, _ = hub
+    learner, classmate = settings.learner_names
+    python = str(Path(settings.venv) / "bin" / "python")
+    # What a learner's server and Validate need runs under the learner's uid.
+    imported = run_as(learner, python, "-c", "import coursekit.validation, nbgrader, numpy")
+    assert imported.returncode == 0, imported.stderr
+    # References, hidden tests, the catalog, git history, the instructor's course and a
+    # classmate's home stay closed.
+    for path in (
+        REPO / "solutions" / "ch3_multihead.py",
+        REPO / "grader_tests" / "ch3_multihead.py",
+        REPO / "catalog" / "ch3_multihead.py",
+        REPO / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
+        REPO / ".git" / "HEAD",
+        settings.course_root / "nbgrader_config.py",
+        settings.home(classmate) / ".bashrc",
+    ):
+        assert run_as(learner, "cat", str(path)).returncode != 0, path
+    leaked = run_as(learner, python, "-c", "import solutions.ch3_multihead")
+    assert leaked.returncode != 0
+    # The instructor grades: the references and hidden tests import.
+    grader = run_as(
+        settings.instructor, python, "-c", "import grader_tests.ch3_multihead, solutions"
+    )
+    assert grader.returncode == 0, grader.stderr
+    assert settings.exchange.stat().st_mode & 0o7777 == 0o1777
 
 
 def test_a_class_on_the_hub_through_the_pages(hub):
