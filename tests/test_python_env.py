@@ -54,3 +54,56 @@ def test_requirements_pin_setuptools_for_distutils():
         "requirements.txt must pin setuptools: koreanize-matplotlib imports distutils, "
         "which only setuptools provides on Python 3.12+ (make lock uses pip freeze --all)"
     )
+
+
+GROUPED_TESTS = """
+import os
+import pytest
+
+pytestmark = pytest.mark.xdist_group("one_class")
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i):
+    print("worker", os.environ["PYTEST_XDIST_WORKER"])
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_ungrouped(i):
+    pass
+"""
+
+
+def test_xdist_keeps_each_group_on_one_worker(tmp_path):
+    """`make test` relies on it: each group grades its class once, in a module fixture.
+
+    pytest 9.2 with pytest-xdist 3.8 ignored the groups, and every class was graded on
+    both workers (the suite took twice as long).
+    """
+    (tmp_path / "test_groups.py").write_text(GROUPED_TESTS)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workers = set(re.findall(r"^worker (gw\d+)$", run.stdout, re.MULTILINE))
+    assert len(workers) == 1, f"the group ran on {sorted(workers)}: pin pytest in requirements.in"
