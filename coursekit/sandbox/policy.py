@@ -201,13 +201,15 @@ def bwrap_command(
         args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--disable-userns"]
     else:  # privileged bwrap: only the two capabilities setpriv needs, dropped by setpriv
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    # /tmp first: a course (and so its .venv) may itself live under /tmp, and a later
+    # tmpfs on /tmp would hide it.
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     mounts = _read_only_system() + _python_folders()
     targets = [mounts[i + 2] for i, a in enumerate(mounts) if a == "--ro-bind"]
     targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *(path for _, path in binds)]
     args += _parent_folders(targets) + mounts
     args += ["--proc", "/proc", "--dev", "/dev"]
-    for path in (HOME, "/tmp"):
-        args += ["--perms", "1777", "--size", size, "--tmpfs", path]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", HOME]
     args += ["--perms", "1777", "--size", str(2**20), "--tmpfs", KERNEL_DIR]
     for folder in folders:
         args += ["--perms", "1777", "--dir", folder]
