@@ -29,6 +29,21 @@ def test_the_sandbox_starts_here():
     policy.check_available()
 
 
+def test_a_course_environment_under_tmp_stays_visible(tmp_path, monkeypatch):
+    """A course cloned under /tmp: its .venv must not vanish under the sandbox's own /tmp."""
+    folder = tmp_path / "course-env"
+    folder.mkdir(mode=0o755)
+    (folder / "marker.txt").write_text("보임", encoding="utf-8")
+    (folder / "marker.txt").chmod(0o644)
+    assert str(folder).startswith("/tmp/")
+    bound = policy._python_folders()
+    monkeypatch.setattr(
+        policy, "_python_folders", lambda: [*bound, "--ro-bind", str(folder), str(folder)]
+    )
+    marker = str(folder / "marker.txt")
+    assert run_in_sandbox(f"found = open({marker!r}, encoding='utf-8').read()") == "보임"
+
+
 def test_a_missing_bubblewrap_stops_grading_with_the_fix(monkeypatch):
     policy.check_available.cache_clear()
     monkeypatch.setattr(policy.shutil, "which", lambda name: None)
