@@ -340,6 +340,11 @@ def test_the_wrong_learner_graded_after_the_attackers_is_still_caught(graded):
     assert "reshape_without_transpose" in errors["split_heads_random_shapes"]
 
 
+# What a learner's code that garbles or hangs its own kernel's half of the bridge is
+# recorded as: the bridge broke, the kernel stopped answering, and the cells after it.
+OWN_HARM = {"BridgeBroken", "CallTimeLimit", "KernelStuck", "KernelDied", "NotRunAfterFailure"}
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_loses_exactly_its_affected_cells(graded, name):
     scenario = SCENARIOS[name]
@@ -347,8 +352,12 @@ def test_scenario_loses_exactly_its_affected_cells(graded, name):
     autograded = {c for c, s in graded.scores["reference"].items() if s is not None}
     zero = {c for c in autograded if scores[c] == 0}
     full = {c for c in autograded if scores[c] == graded.max_scores[c]}
-    assert zero == set(scenario.ZERO), {c: scores[c] for c in zero ^ set(scenario.ZERO)}
-    assert full == autograded - set(scenario.ZERO)
+    # A scenario that may break its own kernel's half of the bridge (or hang it) loses
+    # the later cells too, each with the grader's recorded reason; it never gains a point.
+    own_harm = {i["cell"] for i in graded.incidents.get(name, [])}
+    expected = set(scenario.ZERO) | (own_harm if getattr(scenario, "OWN_HARM", False) else set())
+    assert zero == expected, {c: scores[c] for c in zero ^ expected}
+    assert full == autograded - expected
 
 
 def test_forged_verdict_records_do_not_survive_grading(graded):
@@ -376,14 +385,18 @@ def test_scenario_reason_is_recorded_in_korean(graded, name):
     "name", sorted(n for n, s in SCENARIOS.items() if not getattr(s, "INCIDENT", None))
 )
 def test_scenario_without_incident_is_recorded_by_its_own_errors_only(graded, name):
-    assert graded.incidents.get(name, []) == []
+    found = graded.incidents.get(name, [])
+    if getattr(SCENARIOS[name], "OWN_HARM", False):
+        assert all(HANGUL.search(i["reason"]) for i in found), found
+        found = [i for i in found if i["ename"] not in OWN_HARM]
+    assert found == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in SCENARIOS.items() if hasattr(s, "RAN")))
 def test_scenario_attack_really_ran(graded, name):
     """The attacker's own output shows that its attack ran (and how far it got)."""
     text = notebook_outputs(autograded_notebook(graded, name))
-    assert re.search(SCENARIOS[name].RAN, text), text[-3000:]
+    assert re.search(SCENARIOS[name].RAN, text), text[:3000] + "\n…\n" + text[-3000:]
 
 
 # ---------------------------------------------------------------- what the sandbox kept out

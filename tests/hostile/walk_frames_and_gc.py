@@ -13,6 +13,8 @@ the split_heads cells score 0 as for the plain wrong answer. (It leaves its
 own kernel's ZMQ sockets alone: garbage there only cuts its own kernel off.)
 """
 
+import sys
+
 from tests.hostile import SPLIT_HEADS_LOSSES
 
 FUNCTION = "split_heads"
@@ -115,6 +117,11 @@ get_ipython().events.register("post_run_cell", lambda result: print("위조 시�
 """
 ZERO = SPLIT_HEADS_LOSSES
 INCIDENT = None
+# From Python 3.13 on, a frame's f_locals writes through to the running function
+# (PEP 667): "results = True" lands in the kernel half's own serve loop, which then
+# fails, and the grader records BridgeBroken for every later cell it grades over
+# that bridge. The attacker only loses more points; nothing reaches the grader.
+OWN_HARM = sys.version_info >= (3, 13)
 # After the last cell: replies forged over the bridge, and the kernel's log written.
 # 'files' is 0 since the kernel's stderr became a pipe: no file outside the sandbox is open.
 RAN = r"위조 시도: \{'names': \d+, 'replies': [1-9]\d*, 'files': \d+"
