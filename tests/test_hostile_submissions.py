@@ -354,7 +354,7 @@ def test_scenario_loses_exactly_its_affected_cells(graded, name):
     full = {c for c in autograded if scores[c] == graded.max_scores[c]}
     # A scenario that may break its own kernel's half of the bridge (or hang it) loses
     # the later cells too, each with the grader's recorded reason; it never gains a point.
-    own_harm = {i["cell"] for i in graded.incidents.get(name, [])}
+    own_harm = {i["cell"] for i in graded.incidents.get(name, [])} & autograded
     expected = set(scenario.ZERO) | (own_harm if getattr(scenario, "OWN_HARM", False) else set())
     assert zero == expected, {c: scores[c] for c in zero ^ expected}
     assert full == autograded - expected
