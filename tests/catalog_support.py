@@ -10,10 +10,11 @@ __all__ = ["all_entries", "catalogs", "run_hidden_checks"]
 
 def run_hidden_checks(assignment: str, namespace: dict) -> dict[str, str | None]:
     """grade_id -> None if the hidden check passed, else its failure message."""
+    checks = checks_of(assignment)
     results = {}
-    for check in checks_of(assignment):
+    for check in checks:
         try:
-            checks_of(assignment).run(check.grade_id, namespace[check.function])
+            checks.run(check.grade_id, namespace[check.function])
         except AssertionError as failure:
             results[check.grade_id] = str(failure)
         else:
