@@ -93,3 +93,20 @@ def forget_verdicts(nb) -> None:
     """Drop verdict records a submitted notebook carries: only the grader's count."""
     for cell in nb.cells:
         cell.metadata.pop(VERDICT_KEY, None)
+
+
+def verdict_records(nb) -> dict[str, dict]:
+    """grade_id -> the grader's verdict record, for each cell of the notebook that has one."""
+    return {grade_id(c): r for c in nb.cells if (r := verdict_record(c)) is not None}
+
+
+def error_texts(nb) -> dict[str, str]:
+    """grade_id -> the error (or stderr) text each failing cell of the notebook shows."""
+    errors = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                errors[grade_id(cell) or ""] = f"{output.ename}: {output.evalue}"
+            elif output.output_type == "stream" and output.name == "stderr":
+                errors[grade_id(cell) or ""] = output.text
+    return errors

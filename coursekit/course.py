@@ -116,21 +116,8 @@ class Course:
 
     def autograded_verdicts(self, student: str, assignment: str) -> dict[str, dict]:
         """grade_id -> the verdict record of each failed hidden check (grader_tests.verdict)."""
-        found = {}
-        for cell in self.autograded_notebook(student, assignment).cells:
-            record = cells.verdict_record(cell)
-            if record is not None:
-                found[cells.grade_id(cell)] = record
-        return found
+        return cells.verdict_records(self.autograded_notebook(student, assignment))
 
     def autograded_errors(self, student: str, assignment: str) -> dict[str, str]:
         """grade_id -> the error text each failing cell shows in the autograded notebook."""
-        errors = {}
-        for cell in self.autograded_notebook(student, assignment).cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-            for output in cell.get("outputs", []):
-                if output.output_type == "error":
-                    errors[grade_id] = f"{output.ename}: {output.evalue}"
-                elif output.output_type == "stream" and output.name == "stderr":
-                    errors[grade_id] = output.text
-        return errors
+        return cells.error_texts(self.autograded_notebook(student, assignment))

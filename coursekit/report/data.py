@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from coursekit import cells
 from coursekit.course import Course
 from grader_tests.verdict import Verdict, describe_case_record
@@ -87,7 +85,7 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
     notebook = Path(course.notebook_name(assignment)).stem
     with course.gradebook() as gb:
         nb = gb.find_notebook(notebook, assignment)
-        cells = {c.name: c.max_score for c in nb.grade_cells if c.cell_type == "code"}
+        autograded_points = {c.name: c.max_score for c in nb.grade_cells if c.cell_type == "code"}
         manual = {c.name: c.max_score for c in nb.grade_cells if c.cell_type != "code"}
         learners = []
         for submission in sorted(gb.assignment_submissions(assignment), key=lambda s: s.student.id):
@@ -96,28 +94,28 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             result = LearnerResult(
                 student, submission.score, submission.max_score, submission.total_seconds_late
             )
-            errors = course.autograded_errors(student, assignment)
-            verdicts = course.autograded_verdicts(student, assignment)
+            # One read of the learner's autograded notebook serves every question below.
+            autograded = course.autograded_notebook(student, assignment)
+            errors, verdicts = cells.error_texts(autograded), cells.verdict_records(autograded)
             for grade in graded.grades:
                 if grade.needs_manual_grade:
                     result.manual_cells.append(grade.name)
-                elif grade.name in cells and (grade.score or 0) < grade.max_score:
+                elif grade.name in autograded_points and (grade.score or 0) < grade.max_score:
                     message = errors.get(grade.name, "")
                     score = grade.score or 0
                     record = verdicts.get(grade.name)
                     result.failures.append(
                         failure_of(grade.name, score, grade.max_score, message, record)
                     )
-            result.setup, result.answers = notebook_code(course, student, assignment)
+            result.setup, result.answers = notebook_code(autograded)
             learners.append(result)
-    return AssignmentData(assignment, cells, manual, learners)
+    return AssignmentData(assignment, autograded_points, manual, learners)
 
 
-def notebook_code(course: Course, student: str, assignment: str) -> tuple[list[str], list[str]]:
-    """(setup cells, answer cells) of the learner's autograded notebook, as code."""
-    path = course.root / "autograded" / student / assignment / course.notebook_name(assignment)
+def notebook_code(nb) -> tuple[list[str], list[str]]:
+    """(setup cells, answer cells) of a learner's autograded notebook, as code."""
     setup, answers = [], []
-    for cell in nbformat.read(path, as_version=4).cells:
+    for cell in nb.cells:
         if cells.is_code_answer(cell):
             answers.append(cell.source)
         elif cells.is_setup(cell) and not cells.is_skipped(cell):
