@@ -10,11 +10,22 @@ import threading
 import numpy as np
 import pytest
 
-from coursekit.sandbox import policy, wire
+from coursekit.sandbox import policy, warm, wire
 from coursekit.sandbox.bridge import BridgeBroken, CallTimedOut, LearnerError
+from coursekit.sandbox.kernel import SandboxMixin
 from coursekit.sandbox.learner_kernel import LearnerKernel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module", autouse=True, params=["bwrap", "warm"])
+def sandbox_mode(request):
+    """Every test here runs with both ways of starting a sandboxed kernel."""
+    if request.param == "warm" and not warm.supported():
+        pytest.skip("warm kernels need root on x86_64 or aarch64")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SandboxMixin, "warm", request.param == "warm")
+        yield request.param
 
 
 def run_in_sandbox(source: str, *, limits=None, timeout=60) -> dict:
@@ -37,9 +48,8 @@ def test_a_course_environment_under_tmp_stays_visible(tmp_path, monkeypatch):
     (folder / "marker.txt").chmod(0o644)
     assert str(folder).startswith("/tmp/")
     bound = policy._python_folders()
-    monkeypatch.setattr(
-        policy, "_python_folders", lambda: [*bound, "--ro-bind", str(folder), str(folder)]
-    )
+    extra = {"op": "ro-bind", "source": str(folder), "path": str(folder)}
+    monkeypatch.setattr(policy, "_python_folders", lambda: [*bound, extra])
     marker = str(folder / "marker.txt")
     assert run_in_sandbox(f"found = open({marker!r}, encoding='utf-8').read()") == "보임"
 
@@ -54,7 +64,7 @@ def test_a_missing_bubblewrap_stops_grading_with_the_fix(monkeypatch):
         policy.check_available.cache_clear()
 
 
-def test_learner_code_sees_no_course_no_secrets_and_no_privileges(monkeypatch):
+def test_learner_code_sees_no_course_no_secrets_and_no_privileges(monkeypatch, sandbox_mode):
     monkeypatch.setenv("COURSE_GRADEBOOK_URL", "postgresql://grader:secret@db/course")
     found = run_in_sandbox(
         f"""
@@ -69,13 +79,18 @@ found = {{
     "uid": os.getuid(),
     "caps": status.split("CapEff:")[1].split()[0],
     "pid_one": open("/proc/1/cmdline").read().split("\\0")[0],
+    "pid": os.getpid(),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
 }}
 """
     )
     assert found["visible"] == [] and found["venv"]
     assert found["secret"] == []
     assert found["uid"] != 0 and int(found["caps"], 16) == 0
-    assert found["pid_one"].endswith("bwrap")  # its own PID namespace
+    # Its own PID namespace: the sandbox's init, the kernel, nothing of the host.
+    init = "bwrap" if sandbox_mode == "bwrap" else os.path.realpath(sys.executable)
+    assert os.path.realpath(found["pid_one"]).endswith(init) and found["pid"] == 2
+    assert found["processes"][:2] == [1, 2]
 
 
 def test_learner_code_cannot_reach_a_loopback_server():

@@ -31,7 +31,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Integer, default
+from traitlets import Bool, Integer, List, Unicode, default
 
 from coursekit import cells
 from coursekit.grading import incidents
@@ -64,6 +64,17 @@ class SandboxedExecute(Execute):
     output_limit_kb = Integer(1024, help="output kept per cell (KiB); the rest is dropped").tag(
         config=True
     )
+    warm_kernels = Bool(
+        True,
+        help="as root: fork each sandboxed kernel from a warm, pre-imported parent "
+        "(its own namespaces, uid and limits, as bwrap gives) instead of starting one bwrap "
+        "and Python per notebook",
+    ).tag(config=True)
+    preload_modules = List(
+        Unicode(),
+        ["numpy"],
+        help="modules the warm parent imports once (what the notebooks import first)",
+    ).tag(config=True)
     unsafe_no_sandbox = Bool(
         False, help="run learner code without bubblewrap (unsafe: only for trusted code)"
     ).tag(config=True)
@@ -99,6 +110,7 @@ class SandboxedExecute(Execute):
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
         km.sandboxed = not self.unsafe_no_sandbox
+        km.warm, km.preload = self.warm_kernels, tuple(self.preload_modules)
         km.bridge_socket = self._bridge.path
         km.limits = policy.Limits(
             memory_mb=self.memory_limit_mb,

@@ -14,7 +14,6 @@ process group would end bwrap, and with it the kernel.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager, KernelManager
 
-from coursekit.sandbox import policy
+from coursekit.sandbox import policy, warm
 
 CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
 
@@ -57,6 +56,8 @@ class SandboxMixin:
     limits: policy.Limits = policy.Limits()
     bridge_socket: str = ""  # host path of the bridge socket to bind into the sandbox
     sandboxed: bool = True  # False only for the explicit, unsafe opt-out
+    warm: bool = True  # fork from a warm zygote where it can (root), else one bwrap per kernel
+    preload: tuple[str, ...] = ()  # modules the zygote imports once, besides ipykernel
 
     _lease: policy.UidLease | None = None
     _scratch: str | None = None
@@ -74,67 +75,103 @@ class SandboxMixin:
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        kernel_cmd = without_debugger(kernel_cmd)
         if not self.sandboxed:
+            kernel_cmd = without_debugger(kernel_cmd)
             await super()._async_launch_kernel([*self.limits.prlimit(), *kernel_cmd], **kw)
             self.kernel_pid = self.provisioner.pid
             return
         host_folder = Path(kw.pop("cwd", None) or tempfile.gettempdir())
         workdir = f"{policy.HOME}/{host_folder.name}"
-        command = [
-            CONNECTION_FILE
-            if os.path.realpath(arg) == os.path.realpath(self.connection_file)
-            else arg
-            for arg in kernel_cmd
-        ]
         binds = []
         if self.bridge_socket:
             binds.append((self.bridge_socket, policy.BRIDGE_SOCKET))
         self._lease = policy.UidLease() if policy.runs_as_root() else None
-        info_read, info_write = os.pipe()
         with (
             policy.submission_files(host_folder, workdir) as (_, files, folders),
             open(self.connection_file, "rb") as connection,
         ):
             # A copy the sandbox's uid can read (the original is private to the grader).
             files = [*files, (connection.fileno(), CONNECTION_FILE)]
-            wrapped = policy.bwrap_command(
-                command,
-                limits=self.limits,
-                workdir=workdir,
-                uid=self._lease.uid if self._lease else None,
-                binds=binds,
-                files=files,
-                folders=folders,
-                info_fd=info_write,
-            )
-            kw.update(
-                cwd=self._scratch,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                # A pipe, not a file: the sandbox must not be able to write to the
-                # grader's disk through its stderr; the first few KiB are kept.
-                stderr=subprocess.PIPE,
-                pass_fds=[info_write, *(fd for fd, _ in files)],
-            )
-            try:
-                await super()._async_launch_kernel(wrapped, **kw)
-            finally:
-                os.close(info_write)
-        self._stderr = bytearray()
-        threading.Thread(
-            target=_keep_start, args=(self.provisioner.process.stderr, self._stderr), daemon=True
-        ).start()
-        try:
-            child = json.loads(_read_info(info_read))["child-pid"]
-        except (ValueError, KeyError):
-            raise policy.SandboxUnavailableError(
-                f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
-            ) from None
+            argv = warm.kernel_arguments(kernel_cmd) if self.warm else None
+            if argv is not None and self._lease is not None and warm.supported():
+                child = self._launch_warm(argv, workdir, binds, files, folders)
+            else:
+                child = await self._launch_bwrap(kernel_cmd, workdir, binds, files, folders, kw)
         # The client (and the manager's control socket) reach the kernel's
         # sockets through the sandbox's root.
         self.ip = f"/proc/{child}/root{policy.KERNEL_DIR}/k"
         self.kernel_pid = child
+
+    def _launch_warm(self, argv, workdir, binds, files, folders) -> int:
+        """Fork the kernel from this process's zygote; the provisioner gets a Popen stand-in."""
+        argv = [
+            CONNECTION_FILE if os.path.realpath(a) == os.path.realpath(self.connection_file) else a
+            for a in argv
+        ]
+        fds = {f"file{i}": fd for i, (fd, _) in enumerate(files)}
+        steps = policy.layout(
+            self.limits,
+            binds=binds,
+            files=[(f"file{i}", path) for i, (_, path) in enumerate(files)],
+            folders=folders,
+        )
+        process = warm.zygote(tuple(self.preload)).launch(
+            argv=argv,
+            layout=steps,
+            files=fds,
+            workdir=workdir,
+            uid=self._lease.uid,
+            limits=self.limits,
+        )
+        provisioner = self.provisioner
+        provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
+        provisioner.cwd = self._scratch
+        self._reconcile_connection_info(provisioner.connection_info)
+        self._keep_stderr(process.stderr)
+        return process.pid
+
+    async def _launch_bwrap(self, kernel_cmd, workdir, binds, files, folders, kw) -> int:
+        command = [
+            CONNECTION_FILE
+            if os.path.realpath(arg) == os.path.realpath(self.connection_file)
+            else arg
+            for arg in without_debugger(kernel_cmd)
+        ]
+        info_read, info_write = os.pipe()
+        wrapped = policy.bwrap_command(
+            command,
+            limits=self.limits,
+            workdir=workdir,
+            uid=self._lease.uid if self._lease else None,
+            binds=binds,
+            files=files,
+            folders=folders,
+            info_fd=info_write,
+        )
+        kw.update(
+            cwd=self._scratch,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            # A pipe, not a file: the sandbox must not be able to write to the
+            # grader's disk through its stderr; the first few KiB are kept.
+            stderr=subprocess.PIPE,
+            pass_fds=[info_write, *(fd for fd, _ in files)],
+        )
+        try:
+            await super()._async_launch_kernel(wrapped, **kw)
+        finally:
+            os.close(info_write)
+        self._keep_stderr(self.provisioner.process.stderr)
+        try:
+            return json.loads(_read_info(info_read))["child-pid"]
+        except (ValueError, KeyError):
+            raise policy.SandboxUnavailableError(
+                f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
+            ) from None
+
+    def _keep_stderr(self, stream) -> None:
+        self._stderr = bytearray()
+        threading.Thread(target=warm.keep_start, args=(stream, self._stderr), daemon=True).start()
 
     def startup_log(self) -> str:
         time.sleep(0.2)  # bwrap has just exited: let the reader take its last words
@@ -150,14 +187,6 @@ class SandboxMixin:
             if self._scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
-
-
-def _keep_start(stream, kept: bytearray, limit: int = 4096) -> None:
-    """Read a stream to its end, keeping only its first `limit` bytes."""
-    with contextlib.suppress(OSError, ValueError):
-        while chunk := stream.read1(65536):
-            if len(kept) < limit:
-                kept.extend(chunk[: limit - len(kept)])
 
 
 def _read_info(fd: int) -> bytes:

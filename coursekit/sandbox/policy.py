@@ -32,6 +32,7 @@ from pathlib import Path
 HOME = "/home/learner"
 KERNEL_DIR = "/run/kernel"
 BRIDGE_SOCKET = "/run/bridge.sock"
+HOSTNAME = "sandbox"
 NOBODY = 65534
 # Uids for root-mode sandboxes; nobody on the machine uses them.
 UID_POOL = range(61000, 61512)
@@ -77,6 +78,18 @@ class Limits:
     open_files: int = 256
     home_mb: int = 256  # its home (with the submission copy) and /tmp, each
 
+    def rlimits(self) -> dict[str, int]:
+        """The same caps as `prlimit`, as resource.RLIMIT_<NAME> -> value (-1: unlimited)."""
+        mib = 2**20
+        return {
+            "as": self.memory_mb * mib if self.memory_mb else -1,
+            "cpu": self.cpu_seconds,
+            "nproc": self.processes,
+            "fsize": self.file_mb * mib,
+            "nofile": self.open_files,
+            "core": 0,
+        }
+
     def prlimit(self) -> list[str]:
         mib = 2**20
         return [
@@ -115,36 +128,47 @@ class UidLease:
             self._handle = None
 
 
-def _read_only_system() -> list[str]:
-    args = []
+# A sandbox's file system is a list of steps, each a plain dict, applied in order; bwrap
+# gets them as its arguments (`bwrap_command`), a warm kernel's sandbox applies the same
+# list itself (`zygote_main`):
+#   {"op": "tmpfs", "path", "perms", "size"}   a private tmpfs of that size (bytes)
+#   {"op": "dir", "path", "perms"}             a folder
+#   {"op": "ro-bind", "source", "path"}        a host path, read-only
+#   {"op": "symlink", "target", "path"}
+#   {"op": "proc", "path"} / {"op": "dev", "path"}
+#   {"op": "file", "fd", "path", "perms"}      a copy of what an open file holds
+
+
+def _read_only_system() -> list[dict]:
+    steps = []
     for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/") / top
         if path.is_symlink():
-            args += ["--symlink", os.readlink(path), str(path)]
+            steps.append({"op": "symlink", "target": os.readlink(path), "path": str(path)})
         elif path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
+            steps.append({"op": "ro-bind", "source": str(path), "path": str(path)})
     for name in ETC_FILES:
         if (Path("/etc") / name).exists():
-            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    return args
+            steps.append({"op": "ro-bind", "source": f"/etc/{name}", "path": f"/etc/{name}"})
+    return steps
 
 
-def _python_folders() -> list[str]:
+def _python_folders() -> list[dict]:
     """The interpreter's installation and the course environment, read-only, at their paths."""
     folders = {Path(sys.base_prefix).resolve(), Path(sys.prefix)}
     real = Path(sys.executable).resolve().parent.parent
     if not any(real == f or f in real.parents for f in folders):
         folders.add(real)
-    args = []
+    steps = []
     for folder in sorted(folders):
         if folder == Path("/usr") or Path("/usr") in folder.parents:
             continue  # already there with /usr
-        args += ["--ro-bind", str(folder), str(folder)]
-    return args
+        steps.append({"op": "ro-bind", "source": str(folder), "path": str(folder)})
+    return steps
 
 
-def _parent_folders(targets: list[str]) -> list[str]:
-    """`--dir` for every folder above a mount point, readable by the sandbox's uid.
+def _parent_folders(targets: list[str]) -> list[dict]:
+    """A folder step for every folder above a mount point, readable by the sandbox's uid.
 
     Privileged bwrap makes missing parents mode 0700, which the unprivileged
     uid could not pass through (/root/.pyenv/... for a pyenv Python).
@@ -152,13 +176,14 @@ def _parent_folders(targets: list[str]) -> list[str]:
     parents: set[str] = set()
     for target in targets:
         parents.update(str(p) for p in Path(target).parents if str(p) != "/")
-    args = []
-    for folder in sorted(parents, key=lambda p: (p.count("/"), p)):
-        args += ["--perms", "0755", "--dir", folder]
-    return args
+    return [
+        {"op": "dir", "path": folder, "perms": 0o755}
+        for folder in sorted(parents, key=lambda p: (p.count("/"), p))
+    ]
 
 
-def environment(workdir: str) -> list[str]:
+def environment(workdir: str) -> dict[str, str]:
+    """The whole environment of a sandboxed process."""
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": HOME,
@@ -169,9 +194,58 @@ def environment(workdir: str) -> list[str]:
         "PWD": workdir,
     }
     env.update({k: os.environ[k] for k in PASSED_ENVIRONMENT if k in os.environ})
-    args = ["--clearenv"]
-    for name, value in env.items():
-        args += ["--setenv", name, value]
+    return env
+
+
+def layout(
+    limits: Limits,
+    *,
+    binds: list[tuple[str, str]] = (),
+    files: list[tuple[int, str]] = (),
+    folders: list[str] = (),
+) -> list[dict]:
+    """The sandbox's file system, as steps (see above).
+
+    binds: (host path, sandbox path) pairs bound read-only (a socket stays
+    connectable); files: (fd, sandbox path) copied into the sandbox's tmpfs;
+    folders: sandbox folders to create first.
+    """
+    size = limits.home_mb * 2**20
+    # /tmp first: a course (and so its .venv) may itself live under /tmp, and a later
+    # tmpfs on /tmp would hide it.
+    steps = [{"op": "tmpfs", "path": "/tmp", "perms": 0o1777, "size": size}]
+    mounts = _read_only_system() + _python_folders()
+    targets = [step["path"] for step in mounts if step["op"] == "ro-bind"]
+    targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *(path for _, path in binds)]
+    steps += _parent_folders(targets) + mounts
+    steps += [{"op": "proc", "path": "/proc"}, {"op": "dev", "path": "/dev"}]
+    steps.append({"op": "tmpfs", "path": HOME, "perms": 0o1777, "size": size})
+    steps.append({"op": "tmpfs", "path": KERNEL_DIR, "perms": 0o1777, "size": 2**20})
+    steps += [{"op": "dir", "path": folder, "perms": 0o1777} for folder in folders]
+    steps += [{"op": "file", "fd": fd, "path": path, "perms": 0o666} for fd, path in files]
+    steps += [{"op": "ro-bind", "source": host, "path": path} for host, path in binds]
+    return steps
+
+
+def bwrap_arguments(steps: list[dict]) -> list[str]:
+    """The layout as bubblewrap's arguments."""
+    args = []
+    for step in steps:
+        op, path = step["op"], step["path"]
+        if "perms" in step:
+            args += ["--perms", f"{step['perms']:04o}"]
+        if "size" in step:
+            args += ["--size", str(step["size"])]
+        if op in ("tmpfs", "dir", "proc", "dev"):
+            args += [f"--{op}", path]
+        elif op == "ro-bind":
+            args += ["--ro-bind", step["source"], path]
+        elif op == "symlink":
+            args += ["--symlink", step["target"], path]
+        elif op == "file":
+            args += ["--file", str(step["fd"]), path]
+        else:
+            raise ValueError(f"unknown sandbox step {op!r}")
     return args
 
 
@@ -188,36 +262,21 @@ def bwrap_command(
 ) -> list[str]:
     """`command` wrapped in bwrap and prlimit.
 
-    binds: (host path, sandbox path) pairs bound read-only (a socket stays
-    connectable); files: (fd, sandbox path) copied into the sandbox's tmpfs;
-    folders: sandbox folders to create first; uid: the pool uid to run as when
-    grading as root, else None for a user namespace.
+    uid: the pool uid to run as when grading as root, else None for a user
+    namespace; the rest as for `layout`.
     """
-    size = str(limits.home_mb * 2**20)
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-    args += ["--unshare-cgroup-try", "--hostname", "sandbox"]
+    args += ["--unshare-cgroup-try", "--hostname", HOSTNAME]
     if uid is None:
         args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--disable-userns"]
     else:  # privileged bwrap: only the two capabilities setpriv needs, dropped by setpriv
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    # /tmp first: a course (and so its .venv) may itself live under /tmp, and a later
-    # tmpfs on /tmp would hide it.
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-    mounts = _read_only_system() + _python_folders()
-    targets = [mounts[i + 2] for i, a in enumerate(mounts) if a == "--ro-bind"]
-    targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *(path for _, path in binds)]
-    args += _parent_folders(targets) + mounts
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--perms", "1777", "--size", size, "--tmpfs", HOME]
-    args += ["--perms", "1777", "--size", str(2**20), "--tmpfs", KERNEL_DIR]
-    for folder in folders:
-        args += ["--perms", "1777", "--dir", folder]
-    for fd, path in files:
-        args += ["--perms", "0666", "--file", str(fd), path]
-    for host, path in binds:
-        args += ["--ro-bind", host, path]
-    args += [*environment(workdir), "--chdir", workdir]
+    args += bwrap_arguments(layout(limits, binds=binds, files=files, folders=folders))
+    args.append("--clearenv")
+    for name, value in environment(workdir).items():
+        args += ["--setenv", name, value]
+    args += ["--chdir", workdir]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     args.append("--")
