@@ -154,3 +154,20 @@ def test_a_sandbox_that_cannot_be_built_says_why():
     finally:
         lease.release()
         zygote.close()
+
+
+def _kernel_from_a_forked_worker(preload) -> tuple[int, int]:
+    with LearnerKernel(timeout=60) as kernel:
+        uid = found_in(kernel, "import os\nfound = os.getuid()")
+    return warm.zygote(preload).process.pid, uid
+
+
+def test_forked_workers_share_the_zygote_their_parent_started(monkeypatch):
+    import multiprocessing
+
+    preload = kernel_module.SandboxMixin.preload
+    parent = warm.zygote(preload)
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map(_kernel_from_a_forked_worker, [preload] * 2)
+    assert [pid for pid, _ in results] == [parent.process.pid] * 2
+    assert all(uid >= policy.UID_POOL.start for _, uid in results)

@@ -142,6 +142,7 @@ class Zygote:
                 start_new_session=True,  # a terminal's Ctrl-C reaches the grader, which ends it
             )
         self._socket = ours
+        self._pidfd = os.pidfd_open(self.process.pid)
         self._log = bytearray()
         threading.Thread(
             target=keep_start, args=(self.process.stderr, self._log), daemon=True
@@ -158,7 +159,8 @@ class Zygote:
         return bytes(self._log).decode(errors="replace")[-2000:].strip() or "(no output)"
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        """Whether the zygote runs (asked through a pidfd: a forked worker is not its parent)."""
+        return self._pidfd >= 0 and not select.select([self._pidfd], [], [], 0)[0]
 
     def launch(
         self,
@@ -209,7 +211,11 @@ class Zygote:
         return WarmKernelProcess(pid, pidfd, reply, stderr)
 
     def close(self) -> None:
+        """End the zygote (from the process that started it) and every kernel forked from it."""
         self._socket.close()  # the zygote ends when its socket closes, and its forks with it
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
         if self.process.poll() is None:
@@ -255,15 +261,31 @@ def keep_start(stream, kept: bytearray, limit: int = 4096) -> None:
                 kept.extend(chunk[: limit - len(kept)])
 
 
-_ZYGOTES: dict[tuple[int, tuple[str, ...]], Zygote] = {}
+_ZYGOTES: dict[tuple[str, ...], Zygote] = {}
 _ZYGOTES_LOCK = threading.Lock()
 
 
 def zygote(preload: tuple[str, ...]) -> Zygote:
-    """This process's zygote for these modules (a forked process starts its own)."""
-    key = (os.getpid(), tuple(preload))
+    """The zygote for these modules: this process's, or one its parent started before forking.
+
+    `make grade` starts one before it forks its workers, so they share it: a
+    request is one datagram on a shared socket, and each gets its own reply
+    socket. A worker whose zygote has gone starts its own.
+    """
+    key = tuple(preload)
     with _ZYGOTES_LOCK:
         found = _ZYGOTES.get(key)
         if found is None or not found.alive():
-            found = _ZYGOTES[key] = Zygote(tuple(preload))
+            found = _ZYGOTES[key] = Zygote(key)
         return found
+
+
+def _forget_after_fork() -> None:
+    # A lock another thread held at the fork would never be released in the child.
+    global _ZYGOTES_LOCK
+    _ZYGOTES_LOCK = threading.Lock()
+    for found in _ZYGOTES.values():
+        found._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
