@@ -36,7 +36,7 @@ from traitlets import Bool, Integer, List, Unicode, default
 from coursekit import cells
 from coursekit.grading import incidents
 from coursekit.grading.trusted import TrustedNotebook
-from coursekit.sandbox import policy
+from coursekit.sandbox import policy, warm
 from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
 from coursekit.sandbox.kernel import SandboxedKernelManager
 
@@ -44,6 +44,19 @@ UNSAFE_WARNING = (
     "SandboxedExecute.unsafe_no_sandbox is set: learner code runs WITHOUT a sandbox, with "
     "the grader's rights over every file it can reach. Use this only for code you trust."
 )
+
+
+def start_warm_parent(config) -> bool:
+    """Start the warm-kernel parent in this process, so the workers it forks next share it.
+
+    Only where kernels would be forked from it anyway (as root, warm kernels on,
+    the sandbox on); returns whether it started one.
+    """
+    execute = SandboxedExecute(config=config)
+    if execute.unsafe_no_sandbox or not execute.warm_kernels or not warm.supported():
+        return False
+    warm.zygote(tuple(execute.preload_modules))
+    return True
 
 
 class SandboxedExecute(Execute):
@@ -319,7 +332,11 @@ class SandboxedExecute(Execute):
         self._stopped = f"{why} 이 칸은 실행하지 않았습니다 (0점)."
 
     def _kill_kernel(self) -> None:
-        """Kill bwrap's process group; the sandbox dies with it (--die-with-parent)."""
+        """Kill the sandbox: a warm kernel's PID 1, or bwrap's process group."""
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        if isinstance(process, warm.WarmKernelProcess):
+            process.kill()  # through its pidfd; its PID namespace ends with it
+            return
         try:
             pid = self.km.provisioner.pid
             if os.getpgid(pid) == pid:
