@@ -4,9 +4,11 @@ A worker process is forked once and grades many submissions, so the 2.4 s
 start of an nbgrader process is paid once per worker, not per notebook
 (nbgrader #174). Each call builds a fresh AutogradeApp from the course's
 nbgrader_config.py, exactly as `nbgrader autograde ASSIGNMENT --student S
---force` would, so the gradebook gets what stock autograde writes; two of its
+--force` would, so the gradebook gets what stock autograde writes; three of its
 preprocessors are swapped for ones that write and check the same with less
-repeated work (`fast`: metadata checks remembered, one commit per notebook).
+repeated work (`fast`: metadata checks remembered, a notebook's cells read
+from the gradebook once, one commit per notebook), and its gradebooks share
+one SQLAlchemy engine per URL (`share_engines`).
 
 Several workers write one gradebook. Stock nbgrader opens short sessions;
 SQLite waits for a lock up to its busy timeout, and a submission whose
@@ -16,8 +18,11 @@ is simply graded again: autograde with --force is idempotent.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import logging
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -50,8 +55,102 @@ def init_worker(root: str, extra_args: list[str], budget_file: str | None = None
     global _EXTRA_ARGS, _BUDGET_FILE
     _EXTRA_ARGS = list(extra_args)
     _BUDGET_FILE = budget_file
+    share_engines()
     if budget_file:
         budget.install()
+
+
+def share_engines() -> None:
+    """One SQLAlchemy engine per gradebook URL in this worker, not one per `Gradebook(...)`.
+
+    nbgrader opens a `Gradebook` about ten times per notebook (autograde's
+    init_assignment alone five times, then OverwriteCells, the execute step,
+    SaveAutoGrades, AssignLatePenalties) and each one calls `create_engine`:
+    a new engine has an empty compiled-SQL cache, so every query of every
+    gradebook is compiled again (`make grade --budget`). Sharing the engine
+    keeps that cache; nothing else changes: each Gradebook still has its own
+    session, and its `close()` still disposes of the engine's connections (an
+    engine stays usable after `dispose`, it opens new ones). Call it in a
+    worker after the fork: an engine's connections must not cross a fork.
+    """
+    import nbgrader.api
+    from sqlalchemy import create_engine
+
+    if getattr(nbgrader.api.create_engine, "_shared", False):
+        return
+    engines: dict = {}
+
+    def shared_engine(url, **kwargs):
+        key = (str(url), tuple(sorted(kwargs.items())))
+        if key not in engines:
+            engines[key] = create_engine(url, **kwargs)
+        return engines[key]
+
+    shared_engine._shared = True
+    nbgrader.api.create_engine = shared_engine
+
+
+# Imported by every worker while it grades its first notebook: jupyter_client's
+# kernelspec lookup imports these two when it starts the first kernel.
+FIRST_NOTEBOOK_MODULES = ("ipykernel.kernelspec", "IPython.paths")
+
+
+def preload(db_url: str, course_id: str, assignments) -> list[str]:
+    """Import in the parent, before the workers fork, what each of them would import.
+
+    Each worker otherwise imports, while grading its first notebook, the
+    modules that the instructor's locked cells import on the grader's side
+    (the setup cells and the test cells `trusted` runs: numpy, pandas, the
+    hidden checks; pandas alone is ~1.3 s of CPU) and FIRST_NOTEBOOK_MODULES.
+    Forked workers inherit what the parent imported, so that CPU is spent
+    once instead of once per worker. The module names come from the sources
+    the gradebook holds for those cells — the instructor's, never a learner's —
+    and a module that fails to import is left for the worker to fail on, as
+    before. Returns the modules imported.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    names = dict.fromkeys(FIRST_NOTEBOOK_MODULES)
+    with Gradebook(db_url, course_id) as gb:
+        for assignment in sorted(set(assignments)):
+            try:
+                notebooks = gb.find_assignment(assignment).notebooks
+            except MissingEntry:
+                continue
+            for notebook in notebooks:
+                for cell in notebook.source_cells:
+                    if cell.cell_type == "code" and cell.locked:
+                        names.update(dict.fromkeys(_imported_modules(cell.source)))
+    loaded = []
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # the worker meets the same failure where it always did
+            continue
+        loaded.append(name)
+    return loaded
+
+
+def _imported_modules(source: str) -> list[str]:
+    """Absolute module names a cell's import statements name (magics left out)."""
+    code = "\n".join(
+        line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+    )
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+            # `from package import module`: the submodule too, when there is one
+            found += [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return found
 
 
 _EXTRA_ARGS: list[str] = []
