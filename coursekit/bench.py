@@ -41,6 +41,7 @@ from catalog import catalogs
 from coursekit import cells, submissions
 from coursekit.course import Course
 from coursekit.grading import budget, gradebook
+from coursekit.grading.__main__ import default_jobs
 from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,7 +149,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--sizes", default="15,45,135", help="class sizes for seconds per notebook ('' for none)"
     )
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--jobs", type=int, default=default_jobs(), help="make grade's and the floor's workers"
+    )
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
@@ -206,7 +209,7 @@ def main(argv=None) -> int:
     print(f"{label:<26} {grade_s:7.1f} s  ({grade_s / notebooks:.2f} s/notebook)")
     print(f"  without the sandbox      {unsafe_s:7.1f} s  (one run)")
     print(f"floor (bare nbclient -j {args.jobs}) {floor_s:7.1f} s")
-    sandbox_cost = (grade_s - unsafe_s) * args.jobs / notebooks
+    sandbox_cost = (grade_s - unsafe_s) * (os.cpu_count() or 1) / notebooks
     print(f"sandbox's cost             {sandbox_cost:7.2f} s per notebook (CPU-seconds, ±noise)")
     ratios = [s / g for s, g in zip(times["stock"], times["grade"], strict=True)]
     floors = [g / f for g, f in zip(times["grade"], times["floor"], strict=True)]

@@ -45,7 +45,7 @@ def uid_processes(uid: int) -> list[int]:
 
 def test_the_parent_holds_nothing_of_the_grader(monkeypatch):
     monkeypatch.setenv("COURSE_GRADEBOOK_URL", "postgresql://grader:secret@db/course")
-    zygote = warm.Zygote(("numpy",))
+    zygote = warm.Zygote(("numpy",)).wait_started()
     try:
         pid = zygote.process.pid
         environment = Path(f"/proc/{pid}/environ").read_bytes()

@@ -46,17 +46,17 @@ UNSAFE_WARNING = (
 )
 
 
-def start_warm_parent(config) -> bool:
-    """Start the warm-kernel parent in this process, so the workers it forks next share it.
+def start_warm_parent(config) -> warm.Zygote | None:
+    """Start the warm-kernel parent in this process, so the workers it forks later share it.
 
     Only where kernels would be forked from it anyway (as root, warm kernels on,
-    the sandbox on); returns whether it started one.
+    the sandbox on). It imports while the caller goes on; call its
+    `wait_started()` before forking.
     """
     execute = SandboxedExecute(config=config)
     if execute.unsafe_no_sandbox or not execute.warm_kernels or not warm.supported():
-        return False
-    warm.zygote(tuple(execute.preload_modules))
-    return True
+        return None
+    return warm.spawn(tuple(execute.preload_modules))
 
 
 class SandboxedExecute(Execute):

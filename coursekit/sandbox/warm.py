@@ -153,12 +153,23 @@ class Zygote:
         threading.Thread(
             target=keep_start, args=(self.process.stderr, self._log), daemon=True
         ).start()
-        ready, _, _ = select.select([ours], [], [], START_TIMEOUT)
-        record = json.loads(ours.recv(65536) or b"{}") if ready else {}
-        if not record.get("ready"):
-            self.close()
-            raise WarmKernelError(f"the warm-kernel parent did not start: {self.log()}")
-        self.preloaded = record.get("preloaded", [])
+        self.preloaded: list[str] | None = None  # known once it has said it is ready
+
+    def wait_started(self) -> Zygote:
+        """Block until the zygote has imported its modules (the first call reads its word).
+
+        A process that forks workers sharing it calls this first: the word
+        comes once, on the shared socket.
+        """
+        with self._lock:
+            if self.preloaded is None:
+                ready, _, _ = select.select([self._socket], [], [], START_TIMEOUT)
+                record = json.loads(self._socket.recv(65536) or b"{}") if ready else {}
+                if not record.get("ready"):
+                    self.close()
+                    raise WarmKernelError(f"the warm-kernel parent did not start: {self.log()}")
+                self.preloaded = record.get("preloaded", [])
+        return self
 
     def log(self) -> str:
         time.sleep(0.2)
@@ -179,6 +190,7 @@ class Zygote:
         limits: policy.Limits,
     ) -> WarmKernelProcess:
         """Fork a kernel in a new sandbox; return once the sandbox is built (or raise)."""
+        self.wait_started()
         reply, reply_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         err_read, err_write = os.pipe()
         names = ["reply", "stderr", *files]
@@ -278,6 +290,11 @@ def zygote(preload: tuple[str, ...]) -> Zygote:
     request is one datagram on a shared socket, and each gets its own reply
     socket. A worker whose zygote has gone starts its own.
     """
+    return spawn(preload).wait_started()
+
+
+def spawn(preload: tuple[str, ...]) -> Zygote:
+    """Like `zygote`, without waiting for its imports: start it early, wait for it later."""
     key = tuple(preload)
     with _ZYGOTES_LOCK:
         found = _ZYGOTES.get(key)
