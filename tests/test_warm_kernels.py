@@ -171,3 +171,18 @@ def test_forked_workers_share_the_zygote_their_parent_started(monkeypatch):
         results = pool.map(_kernel_from_a_forked_worker, [preload] * 2)
     assert [pid for pid, _ in results] == [parent.process.pid] * 2
     assert all(uid >= policy.UID_POOL.start for _, uid in results)
+
+
+def test_the_sandbox_init_learner_code_can_reach_holds_nothing():
+    """PID 1 runs as the learner's uid (it could be traced): no descriptor but 0, 1 and 2."""
+    with LearnerKernel(timeout=60) as kernel:
+        found = found_in(
+            kernel,
+            """
+import os
+found = {"fds": sorted(os.listdir("/proc/1/fd")), "uid": os.stat("/proc/1").st_uid,
+         "mine": os.getuid(), "groups": os.getgroups()}
+""",
+        )
+    assert found["fds"] == ["0", "1", "2"]
+    assert found["uid"] == found["mine"] and found["groups"] == []

@@ -270,10 +270,12 @@ def sandbox_init(request, fds, reply, stderr):
     except BaseException as error:
         send(reply, {"error": f"{type(error).__name__}: {error}"})
         os._exit(70)
-    reply.close()  # learner code can reach this process (same uid): it keeps nothing
+    # Learner code can ptrace this process (same uid): it keeps nothing but 0, 1 and 2,
+    # and so does the kernel.
+    reply.close()
+    os.closerange(3, 1 << 16)
     kernel = os.fork()
     if kernel == 0:
-        os.closerange(3, 1 << 16)  # the kernel starts with 0, 1 and 2 only
         run_kernel(request)
     while True:  # reap every orphan; end with the kernel
         try:
