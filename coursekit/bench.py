@@ -8,7 +8,9 @@ submissions are then graded, each run in a fresh copy of the course
 (build/bench/):
 
 1. stock: `nbgrader autograde <assignment>` for each assignment, one after
-   the other, as the README's instructor steps do;
+   the other, as the README's instructor steps do (with the course's
+   configuration, so its kernels are warm too; once more, for reference, with
+   `--SandboxedExecute.warm_kernels=False`: one bwrap and one Python per kernel);
 2. make grade: `python -m coursekit.grading -j N`;
 3. floor: the graded notebooks (hidden tests restored, outputs cleared)
    executed with bare nbclient in N parallel processes, no nbgrader at all.
@@ -186,6 +188,16 @@ def main(argv=None) -> int:
     unsafe_s = make_grade(
         pristine(template, work / "unsandboxed"), args.jobs, "--unsafe-no-sandbox"
     )
+    # Warm kernels live in SandboxedExecute, so stock autograde gets them too; this is
+    # stock as it was before them (one bwrap and one Python per kernel), for reference.
+    print("stock nbgrader autograde, one bwrap per kernel (warm kernels off) …", flush=True)
+    cold = pristine(template, work / "stock-cold")
+    cold_s = timed(
+        lambda: [
+            cold.run("autograde", a, "--force", "--SandboxedExecute.warm_kernels=False")
+            for a in cold.assignments()
+        ]
+    )
     print(f"make grade -j {args.jobs} --budget (the time budget) …", flush=True)
     budget_file = work / "budget.jsonl"
     budget_file.unlink(missing_ok=True)
@@ -215,6 +227,10 @@ def main(argv=None) -> int:
     floors = [g / f for g, f in zip(times["grade"], times["floor"], strict=True)]
     each = ", ".join(f"{r:.2f}" for r in ratios)
     print(f"stock / make grade         {stock_s / grade_s:7.2f}×   (target ≥ 4; runs: {each})")
+    print(
+        f"  stock, one bwrap per kernel {cold_s:5.1f} s  ({cold_s / notebooks:.2f} s/notebook, "
+        f"one run): ÷ make grade {cold_s / grade_s:.2f}×"
+    )
     each = ", ".join(f"{r:.2f}" for r in floors)
     print(f"make grade / floor         {grade_s / floor_s:7.2f}×   (target ≤ 1.3; runs: {each})")
     for size, (seconds, count) in per_notebook.items():
