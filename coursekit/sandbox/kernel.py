@@ -104,10 +104,7 @@ class SandboxMixin:
 
     def _launch_warm(self, argv, workdir, binds, files, folders) -> int:
         """Fork the kernel from this process's zygote; the provisioner gets a Popen stand-in."""
-        argv = [
-            CONNECTION_FILE if os.path.realpath(a) == os.path.realpath(self.connection_file) else a
-            for a in argv
-        ]
+        argv = self._as_seen_inside(argv)
         fds = {f"file{i}": fd for i, (fd, _) in enumerate(files)}
         steps = policy.layout(
             self.limits,
@@ -131,12 +128,7 @@ class SandboxMixin:
         return process.pid
 
     async def _launch_bwrap(self, kernel_cmd, workdir, binds, files, folders, kw) -> int:
-        command = [
-            CONNECTION_FILE
-            if os.path.realpath(arg) == os.path.realpath(self.connection_file)
-            else arg
-            for arg in without_debugger(kernel_cmd)
-        ]
+        command = self._as_seen_inside(without_debugger(kernel_cmd))
         info_read, info_write = os.pipe()
         wrapped = policy.bwrap_command(
             command,
@@ -168,6 +160,11 @@ class SandboxMixin:
             raise policy.SandboxUnavailableError(
                 f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
             ) from None
+
+    def _as_seen_inside(self, args: list[str]) -> list[str]:
+        """The kernel's arguments with the connection file at its path in the sandbox."""
+        ours = os.path.realpath(self.connection_file)
+        return [CONNECTION_FILE if os.path.realpath(a) == ours else a for a in args]
 
     def _keep_stderr(self, stream) -> None:
         self._stderr = bytearray()
