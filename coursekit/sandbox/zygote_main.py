@@ -56,18 +56,24 @@ KERNEL_MODULES = (
     "asttokens",
     "pure_eval",
 )
-for _name in KERNEL_MODULES:
-    # An IPython that does without one imports something else: nothing is lost.
-    with contextlib.suppress(Exception):
-        importlib.import_module(_name)
 
-PRELOADED = []
-for _name in json.loads(sys.argv[2] if len(sys.argv) > 2 else "[]"):
-    try:
-        importlib.import_module(_name)
-        PRELOADED.append(_name)
-    except Exception:  # a module that fails here fails again, visibly, in the learner's cell
-        pass
+
+def import_all(names):
+    """Import what can be imported; return those names.
+
+    A module that fails here fails again, visibly, where a kernel imports it;
+    an IPython that does without one of KERNEL_MODULES imports something else.
+    """
+    imported = []
+    for name in names:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+            imported.append(name)
+    return imported
+
+
+import_all(KERNEL_MODULES)
+PRELOADED = import_all(json.loads(sys.argv[2] if len(sys.argv) > 2 else "[]"))
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
