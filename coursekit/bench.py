@@ -31,8 +31,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -44,7 +42,6 @@ from coursekit import cells, submissions
 from coursekit.course import Course
 from coursekit.grading import budget, gradebook
 from coursekit.grading.__main__ import default_jobs
-from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,11 +134,7 @@ def grown(template: Course, path: Path, size: int) -> tuple[Course, int]:
 
 
 def make_grade(course: Course, jobs: int, *extra: str) -> float:
-    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
-    command += ["-j", str(jobs), "--quiet", *extra]
-    return timed(
-        lambda: subprocess.run(command, env=venv_environment(), check=True, capture_output=True)
-    )
+    return timed(lambda: course.grade("-j", str(jobs), "--quiet", *extra))
 
 
 def main(argv=None) -> int:

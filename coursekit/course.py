@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -18,7 +20,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursekit import cells
-from coursekit.release import nbgrader
+from coursekit.release import nbgrader, venv_environment
 
 
 def contract_functions(assignment: str) -> list[str]:
@@ -93,6 +95,23 @@ class Course:
 
     def autograde(self, assignment: str):
         return self.run("autograde", assignment, "--force")
+
+    def grade(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """`make grade` (python -m coursekit.grading) on this root, e.g. grade("-j", "2")."""
+        result = subprocess.run(
+            [sys.executable, "-m", "coursekit.grading", "--root", str(self.root), *args],
+            cwd=self.root,
+            env=venv_environment(),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if check and result.returncode != 0:
+            raise RuntimeError(
+                f"make grade {' '.join(args)} failed:\n{result.stdout[-4000:]}"
+                f"{result.stderr[-4000:]}"
+            )
+        return result
 
     def scores(self, assignment: str) -> dict[str, dict[str, float | None]]:
         """learner -> grade_id -> auto score (None where a TA must grade)."""

@@ -1,8 +1,11 @@
-"""Does stock `nbgrader autograde` grade the simulated class as intended?
+"""Is the simulated class graded as intended: every catalog mistake caught, every variant passed?
 
-One class per assignment is graded once (module fixture): the reference, the
-untouched release, every catalog mistake and every correct variant. Tests of
-one assignment share a pytest-xdist group so the class is graded only once.
+One class per assignment is graded once (module fixture) with `make grade`:
+the reference, the untouched release, every catalog mistake and every correct
+variant. `make grade` writes what stock `nbgrader autograde` writes
+(tests/test_grade_parallel.py compares the two gradebooks and notebooks);
+it grades the ~45 notebooks of a class in parallel. Tests of one assignment
+share a pytest-xdist group so the class is graded only once.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ def grade_class(path: Path, assignment: str) -> GradedClass:
     for learner, entries in variant_learners(assignment).items():
         nb = submissions.fill(release, source, replace={e.function: e.source for e in entries})
         sandbox.submit(learner, assignment, nb)
-    sandbox.autograde(assignment)
+    sandbox.grade(assignment, "--quiet")
     return GradedClass(sandbox, sandbox.scores(assignment), sandbox.max_scores(assignment))
 
 

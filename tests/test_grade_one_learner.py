@@ -13,8 +13,6 @@ it was.
 from __future__ import annotations
 
 import datetime
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -22,7 +20,6 @@ import pytest
 
 from catalog import catalogs
 from coursekit import submissions
-from coursekit.release import venv_environment
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,15 +91,7 @@ def graded_class(tmp_path_factory):
 
 
 def grade(course: CourseSandbox, *args: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "coursekit.grading", "--root", str(course.root), "-q", *args],
-        cwd=ROOT,
-        env=venv_environment(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    course.grade("-q", *args)
 
 
 def test_make_grade_student_regrades_only_that_late_learner(graded_class):

@@ -45,14 +45,7 @@ def graded(tmp_path_factory):
         course = CourseSandbox(workdir / "course")  # its gradebook URL comes from the config
         course.generate(ASSIGNMENT)
         mistake = submit_class(course)
-        run = subprocess.run(
-            [sys.executable, "-m", "coursekit.grading", "--root", str(course.root), "-j", "2"],
-            cwd=ROOT,
-            env=venv_environment(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        run = course.grade("-j", "2", check=False)
         yield course, run, mistake, course.scores(ASSIGNMENT), course.max_scores(ASSIGNMENT)
 
 
