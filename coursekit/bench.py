@@ -31,6 +31,7 @@ import argparse
 import os
 import shutil
 import statistics
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -85,17 +86,26 @@ def timed(action) -> float:
 
 def execute(path: str) -> None:
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     nb = nbformat.read(path, as_version=4)
+    # Unix sockets, as the sandboxed kernels use: parallel TCP kernels race for free
+    # ports ("Address already in use", the kernel dies before kernel_info).
+    sockets = tempfile.mkdtemp(prefix="coursekit-floor-")
+    ipc = {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}
     client = NotebookClient(
         nb,
+        config=Config({"KernelManager": ipc}),
         timeout=30,
         kernel_name="python3",
         allow_errors=True,
         skip_cells_with_tag=cells.SKIP_TAG,
         resources={"metadata": {"path": os.path.dirname(path)}},
     )
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def floor_notebooks(graded: Course, work: Path) -> list[str]:
