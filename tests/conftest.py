@@ -12,18 +12,19 @@ from tests.demo_class import DemoRun, shared_demo_run
 # lets both workers finish together (longest-processing-time-first). From
 # `pytest --durations` of the whole suite; a name missing here only runs later.
 SLOWEST_FIRST = (
-    "ch4_cross_attention",  # test_autograde: every catalog entry through stock autograde
-    "ch3_multihead",
-    "demo_cycle",  # the demo's whole cycle, then the report, feedback and browser tests
-    "hostile",
+    "test_hub_browser",  # a class on JupyterHub through headless Chromium (~195 s)
+    "demo_cycle",  # the demo's whole cycle, then the report, feedback and browser tests (~190 s)
     "validate_class",
-    "test_hub_browser",  # a class on JupyterHub through headless Chromium
+    "hostile",
+    "ch4_cross_attention",  # test_autograde: every catalog entry through make grade
     "grade_parallel",
-    "postgres",
+    "ch3_multihead",
     "test_learner_facing",
-    "test_release",
-    "grade_one_learner",
     "test_new_assignment",
+    "grade_one_learner",
+    "postgres",
+    "test_release",
+    "grading_startup",
     "test_validate",
     "test_source_notebooks",
     "test_report",
