@@ -54,8 +54,8 @@ def test_the_parent_holds_nothing_of_the_grader(monkeypatch):
             k.encode() for k in policy.environment(policy.HOME)
         }
         fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
-        # /dev/null twice, its log pipe, its request socket: no file of the course
-        assert [fds[0], fds[1]] == ["/dev/null"] * 2 and fds[2].startswith("pipe:")
+        # /dev/null twice, its log (an unlinked file), its request socket: no file of the course
+        assert [fds[0], fds[1]] == ["/dev/null"] * 2 and fds[2].endswith(" (deleted)")
         assert len(fds) == 4 and [t for t in fds.values() if t.startswith("socket:")]
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
         # It is a program of its own: nothing of coursekit, the reference or the checks.
@@ -171,6 +171,20 @@ def test_forked_workers_share_the_zygote_their_parent_started(monkeypatch):
         results = pool.map(_kernel_from_a_forked_worker, [preload] * 2)
     assert [pid for pid, _ in results] == [parent.process.pid] * 2
     assert all(uid >= policy.UID_POOL.start for _, uid in results)
+
+
+def test_starting_the_parent_adds_no_thread_to_the_process_that_forks_the_workers():
+    """make grade forks its workers after starting the parent: a multi-threaded fork can hang."""
+    import threading
+
+    before = set(threading.enumerate())
+    parent = warm.Zygote(kernel_module.SandboxMixin.preload)  # a fresh one, not the shared one
+    try:
+        parent.wait_started()
+        assert set(threading.enumerate()) == before
+        assert parent.alive() and parent.log() == "(no output)"
+    finally:
+        parent.close()
 
 
 def test_the_sandbox_init_learner_code_can_reach_holds_nothing():
