@@ -111,6 +111,13 @@ class SaveAutoGradesAtOnce(SaveAutoGrades):
         return nb, resources
 
 
+def _read_once(rows: dict, name: str):
+    """A row read once, or MissingEntry where the gradebook has none (as its find_* raise)."""
+    if name not in rows:
+        raise MissingEntry()
+    return rows[name]
+
+
 class _GradesReadOnce:
     """A gradebook whose `find_grade` and `find_comment` answer, for one submitted
     notebook, from its grades and comments read once (four queries); everything
@@ -144,16 +151,12 @@ class _GradesReadOnce:
     def find_grade(self, grade_id: str, notebook: str, assignment: str, student: str):
         if (notebook, assignment, student) != self._submission:
             return self._gradebook.find_grade(grade_id, notebook, assignment, student)
-        if grade_id not in self._grades:
-            raise MissingEntry()
-        return self._grades[grade_id]
+        return _read_once(self._grades, grade_id)
 
     def find_comment(self, solution_id: str, notebook: str, assignment: str, student: str):
         if (notebook, assignment, student) != self._submission:
             return self._gradebook.find_comment(solution_id, notebook, assignment, student)
-        if solution_id not in self._comments:
-            raise MissingEntry()
-        return self._comments[solution_id]
+        return _read_once(self._comments, solution_id)
 
 
 class _CellsReadOnce:
@@ -179,16 +182,12 @@ class _CellsReadOnce:
     def find_source_cell(self, name: str, notebook: str, assignment: str):
         if (notebook, assignment) != self._notebook:
             return self._gradebook.find_source_cell(name, notebook, assignment)
-        if name not in self._source:
-            raise MissingEntry()
-        return self._source[name]
+        return _read_once(self._source, name)
 
     def find_graded_cell(self, name: str, notebook: str, assignment: str):
         if (notebook, assignment) != self._notebook:
             return self._gradebook.find_graded_cell(name, notebook, assignment)
-        if name not in self._graded:
-            raise MissingEntry()
-        return self._graded[name]
+        return _read_once(self._graded, name)
 
 
 class OverwriteCellsReadOnce(OverwriteCells):
