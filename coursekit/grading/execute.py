@@ -229,6 +229,7 @@ class SandboxedExecute(Execute):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "test")
         budget = self._get_timeout(cell) or self.timeout or 60
         path = policy.BRIDGE_SOCKET if not self.unsafe_no_sandbox else self._bridge.path
+        self._bridge.admit_kernel(self.km)  # only this kernel's sandbox may connect
         session = Session(self._bridge, self.kc, time.monotonic() + budget, path)
         try:
             verdict = self._trusted.run_test(cell.source, grade_id, session)

@@ -9,6 +9,15 @@ the arguments and decodes what comes back with `wire.unpack`, which admits
 only plain data. The reference and the checks stay in this process; the
 kernel only ever sees arguments (and, inside a helper-isolated call, the
 results of the helpers it calls back for).
+
+The grader stays bounded whatever the kernel sends: one absolute deadline
+covers a whole session (however slowly a reply trickles in), a frame is
+capped (`wire`), each blob decodes into one array only, and a session takes
+at most `SESSION_REPLY_BYTES` from the kernel in all. The socket lives in a
+private folder (0700, owned by the grader, under /run or the grader's own
+runtime folder, never a shared /tmp), and only the kernel's sandbox may
+connect: the peer's uid and pid (SO_PEERCRED) are checked before a byte is
+read.
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ import os
 import re
 import secrets
 import socket
+import stat
+import struct
 import tempfile
 import time
 import warnings
@@ -45,6 +56,13 @@ if not hasattr(module, "serve"):
     sys.modules["coursekit_bridge"] = module
 module.serve(path, token, get_ipython().user_ns)
 """
+
+
+# What one session (a test cell) may receive from the kernel in all: the values it
+# decodes stay alive while the cell runs, so this bounds the grader's memory.
+SESSION_REPLY_BYTES = 128 << 20
+# How long a connection that is the sandbox's may take to present its token.
+TOKEN_SECONDS = 2.0
 
 
 class CallTimedOut(BaseException):
@@ -76,23 +94,114 @@ def learner_error(record: dict) -> Exception:
 
 
 class Bridge:
-    """The listening socket of one kernel; `path` is what the sandbox binds."""
+    """The listening socket of one kernel; `path` is what the sandbox binds.
+
+    Call `admit(uid, pid)` once the kernel runs: from then on only a process
+    of that uid, the sandbox's first process `pid` or one of its
+    descendants, gets past `accept`.
+    """
 
     def __init__(self):
-        self.folder = tempfile.mkdtemp(prefix="coursekit-bridge-")
-        os.chmod(self.folder, 0o711)
+        self.folder = tempfile.mkdtemp(prefix="bridge-", dir=private_base())
+        _check_private(self.folder)
         self.path = os.path.join(self.folder, "bridge.sock")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.path)
-        os.chmod(self.path, 0o666)  # the sandbox's uid connects
-        self.listener.listen(1)
+        os.chmod(self.path, 0o600, follow_symlinks=False)
+        self.listener.listen(8)
         self.installed = False  # whether the kernel has the bridge module
+        self.uid, self.pid = os.geteuid(), None
+
+    def admit(self, uid: int | None, pid: int | None) -> None:
+        """Let the sandbox's `uid` connect (through its bind of the socket), and only it."""
+        self.uid = os.geteuid() if uid is None else uid
+        self.pid = pid
+        if self.uid != os.geteuid():
+            os.chown(self.path, self.uid, -1, follow_symlinks=False)
+
+    def admit_kernel(self, km) -> None:
+        """`admit` the sandbox a kernel manager (`kernel.SandboxMixin`) launched."""
+        lease = getattr(km, "_lease", None)  # the uid the sandbox runs as, when graded as root
+        self.admit(getattr(lease, "uid", None), getattr(km, "kernel_pid", None))
+
+    def is_sandbox(self, connection: socket.socket) -> bool:
+        """Whether the peer is the admitted sandbox, by the kernel's word (SO_PEERCRED)."""
+        size = struct.calcsize("3i")
+        try:
+            pid, uid, _ = struct.unpack(
+                "3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
+            )
+        except OSError:
+            return False
+        return uid == self.uid and (self.pid is None or descends_from(pid, self.pid))
 
     def close(self) -> None:
         self.listener.close()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
             os.rmdir(self.folder)
+
+
+def private_base() -> str:
+    """A folder only the grader can enter, for the bridges' folders.
+
+    As root /run/coursekit-bridges; otherwise the grader's runtime folder
+    ($XDG_RUNTIME_DIR) or ~/.cache. Never a world-writable folder such as
+    /tmp, where another account could create the name first.
+    """
+    if os.geteuid() == 0:
+        candidates = ["/run/coursekit-bridges"]
+    else:
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        candidates = [os.path.join(runtime, "coursekit")] if runtime else []
+        candidates.append(os.path.join(os.path.expanduser("~"), ".cache", "coursekit-bridge"))
+    for base in candidates:
+        if len(base) > 60:  # a Unix socket's path is at most 107 bytes
+            continue
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(base), 0o700, exist_ok=True)
+            os.mkdir(base, 0o700)
+        try:
+            _check_private(base)
+        except (OSError, BridgeSetupError):
+            continue
+        return base
+    raise BridgeSetupError(
+        f"no private folder for the bridge sockets among {candidates}: each must be a "
+        "folder (not a link) owned by the grader with mode 0700, in a folder only it or root "
+        "can write"
+    )
+
+
+class BridgeSetupError(RuntimeError):
+    """The grader found no private place for its bridge sockets."""
+
+
+def _check_private(folder: str) -> None:
+    """Raise unless `folder` is a real folder of ours, 0700, in a folder others cannot write."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise BridgeSetupError(f"{folder} is not a folder owned by uid {os.geteuid()}")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        raise BridgeSetupError(f"{folder} has mode {oct(stat.S_IMODE(info.st_mode))}, not 0o700")
+    parent = os.lstat(os.path.dirname(os.path.abspath(folder)))
+    if parent.st_uid not in (0, os.geteuid()) or parent.st_mode & 0o022:
+        raise BridgeSetupError(f"another account can write the folder that holds {folder}")
+
+
+def descends_from(pid: int, ancestor: int) -> bool:
+    """Whether process `pid` is `ancestor` or one of its descendants (by /proc's parent links)."""
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as info:
+                pid = int(info.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
 
 
 def silent_execute(client, code: str) -> str:
@@ -115,6 +224,7 @@ class Session:
         self.bridge, self.client, self.deadline, self.path = bridge, client, deadline, path
         self.connection: socket.socket | None = None
         self.msg_id: str | None = None
+        self.received = 0  # bytes the kernel has sent in this session
 
     def _open(self) -> socket.socket:
         if self.connection is None:
@@ -133,19 +243,26 @@ class Session:
         return self.connection
 
     def _accept(self, token: str) -> socket.socket:
-        """The kernel's connection for this session (other connections are closed)."""
+        """The kernel's connection for this session (other connections are closed).
+
+        A peer that is not the sandbox is closed before anything is read from
+        it; one of the sandbox's that does not present the token in time too.
+        """
         expected = token.encode()
         deadline = min(self.deadline, time.monotonic() + 10)
         while (left := deadline - time.monotonic()) > 0:
             self.bridge.listener.settimeout(left)
             try:
                 connection, _ = self.bridge.listener.accept()
-                connection.settimeout(max(0.1, deadline - time.monotonic()))
-                presented = wire.read_exactly(connection, len(expected))
-            except (TimeoutError, OSError, EOFError):
+            except (TimeoutError, OSError):
                 continue
-            if presented == expected:
-                return connection
+            try:
+                if self.bridge.is_sandbox(connection):
+                    until = min(deadline, time.monotonic() + TOKEN_SECONDS)
+                    if wire.read_exactly(connection, len(expected), until) == expected:
+                        return connection
+            except (TimeoutError, OSError, EOFError):
+                pass
             connection.close()
         self.bridge.installed = False
         if time.monotonic() >= self.deadline:
@@ -161,23 +278,29 @@ class Session:
     def _exchange(self, header: dict, blobs=()) -> tuple[dict, list[bytes]]:
         connection = self._open()
         try:
-            connection.settimeout(self._left())
-            wire.send(connection, header, blobs)
-            return wire.receive(connection)
+            wire.send(connection, header, blobs, self.deadline)
+        except TimeoutError:
+            raise CallTimedOut() from None
+        except OSError as error:
+            self.bridge.installed = False
+            raise BridgeBroken(f"{type(error).__name__}: {error}") from None
+        return self._receive()
+
+    def _receive(self) -> tuple[dict, list[bytes]]:
+        """The kernel's next frame, by the session's deadline and within its byte budget."""
+        try:
+            header, blobs = wire.receive(self.connection, self.deadline)
         except TimeoutError:
             raise CallTimedOut() from None
         except (OSError, EOFError, ValueError, wire.WireError) as error:
             self.bridge.installed = False
             raise BridgeBroken(f"{type(error).__name__}: {error}") from None
-
-    def _receive(self) -> tuple[dict, list[bytes]]:
-        try:
-            self.connection.settimeout(self._left())
-            return wire.receive(self.connection)
-        except TimeoutError:
-            raise CallTimedOut() from None
-        except (OSError, EOFError, ValueError, wire.WireError) as error:
-            raise BridgeBroken(f"{type(error).__name__}: {error}") from None
+        self.received += sum(len(b) for b in blobs)
+        if self.received > SESSION_REPLY_BYTES:
+            raise BridgeBroken(
+                f"커널이 한 검사 칸에서 {SESSION_REPLY_BYTES >> 20} MiB 넘게 보냈습니다"
+            )
+        return header, blobs
 
     def describe(self, names: list[str]) -> dict[str, object]:
         """name -> RemoteFunction or plain value, for the names the kernel defines."""
@@ -185,14 +308,14 @@ class Session:
         described = header.get("info")
         if type(described) is not dict:
             raise BridgeBroken("malformed description")
-        found = {}
+        found, decoder = {}, wire.Decoder(blobs)
         for name, info in described.items():
             if name not in names or type(info) is not dict:
                 continue
             if info.get("kind") in ("function", "callable"):
                 found[name] = RemoteFunction(self, name, info)
             elif info.get("kind") == "value":
-                found[name] = self._unpack(info.get("value"), blobs)
+                found[name] = self._unpack(info.get("value"), decoder)
         return found
 
     def call(self, name: str, calls: list[tuple], helpers: dict[str, Callable]) -> list[tuple]:
@@ -210,16 +333,18 @@ class Session:
         results = header.get("results")
         if type(results) is not list or len(results) != len(calls):
             raise BridgeBroken("malformed results")
-        pairs = zip(results, calls, strict=True)
-        return [self._result(record, reply_blobs, args) for record, (args, _) in pairs]
+        pairs, decoder = zip(results, calls, strict=True), wire.Decoder(reply_blobs)
+        return [self._result(record, decoder, args) for record, (args, _) in pairs]
 
-    def _result(self, record, blobs, args) -> tuple:
+    def _result(self, record, decoder, args) -> tuple:
         if type(record) is not dict:
             raise BridgeBroken("malformed result")
         if "error" in record:
+            if type(record["error"]) is not dict:
+                raise BridgeBroken("malformed error")
             return None, list(args), learner_error(dict(record["error"]))
-        got = self._unpack(record.get("ok"), blobs)
-        after = self._unpack(record.get("args"), blobs)
+        got = self._unpack(record.get("ok"), decoder)
+        after = self._unpack(record.get("args"), decoder)
         if type(after) is not list or len(after) != len(args):
             after = list(args)
         return got, after, None
@@ -228,8 +353,11 @@ class Session:
         name = header.get("name")
         if name not in helpers:  # only the helpers this call asked for
             raise BridgeBroken(f"unexpected callback {str(name)[:40]!r}")
-        args = self._unpack(header.get("args"), blobs)
-        kwargs = self._unpack(header.get("kwargs"), blobs)
+        decoder = wire.Decoder(blobs)
+        args = self._unpack(header.get("args"), decoder)
+        kwargs = self._unpack(header.get("kwargs"), decoder)
+        if type(args) is not list or type(kwargs) is not dict:
+            raise BridgeBroken("malformed callback")
         reply_blobs: list[bytes] = []
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -238,16 +366,15 @@ class Session:
         except Exception as error:
             reply, reply_blobs = {"error": {"message": f"{type(error).__name__}: {error}"}}, []
         try:
-            self.connection.settimeout(self._left())
-            wire.send(self.connection, reply, reply_blobs)
+            wire.send(self.connection, reply, reply_blobs, self.deadline)
         except TimeoutError:
             raise CallTimedOut() from None
         except OSError as error:
             raise BridgeBroken(str(error)) from None
 
-    def _unpack(self, data, blobs):
+    def _unpack(self, data, decoder: wire.Decoder):
         try:
-            return wire.unpack(data, blobs)
+            return decoder.value(data)
         except (wire.WireError, ValueError, TypeError, OverflowError) as error:
             raise BridgeBroken(f"malformed value: {error}") from None
 

@@ -36,6 +36,7 @@ class LearnerKernel:
             self.kc = self.km.client()
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=max(1, self.deadline - time.monotonic()))
+            self.bridge.admit_kernel(self.km)  # only this kernel's sandbox may connect
         except BaseException:
             self.__exit__(None, None, None)
             raise

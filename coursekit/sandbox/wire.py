@@ -7,11 +7,15 @@ bools, ints, floats, short strings, numpy scalars and arrays of numeric or
 bool dtype (raw bytes with dtype and shape, never pickle), tuples, lists and str-keyed dicts of
 them. Anything else is sent as the name of its type. A frame is a 4-byte
 length, a JSON header listing blob lengths, then the blobs; the reader
-refuses frames over its caps before reading them.
+refuses frames over its caps before reading them, and stops at an absolute
+deadline (not a timeout per recv: a reply sent a byte a second would last
+days). A `Decoder` admits each blob of a frame once, so the values decoded
+from one reply are never larger than the frame itself.
 """
 
 import json
 import struct
+import time
 
 import numpy as np
 
@@ -69,73 +73,100 @@ def pack(value, blobs, depth=0):
     return {"t": "object", "type": kind.__name__}
 
 
-def unpack(data, blobs, depth=0):
-    """The value `pack` described; strict, since the other side may lie."""
-    if data is None or type(data) in (bool, int, float):
-        return data
-    if type(data) is str:
-        return data[:MAX_TEXT]
-    if type(data) is not dict or depth > MAX_DEPTH:
-        raise WireError("malformed value")
-    tag = data.get("t")
-    if tag == "nd":
-        return _array(blobs, data.get("b"), data.get("dtype"), data.get("shape"))
-    if tag == "np":
-        dtype = np.dtype(str(data.get("dtype")))
-        if dtype.kind not in ARRAY_KINDS or dtype.itemsize > 16:
-            raise WireError("scalar dtype")
-        return dtype.type(data.get("v"))
-    if tag in ("tuple", "list"):
-        items = data.get("v")
-        if type(items) is not list or len(items) > MAX_ITEMS:
-            raise WireError("malformed sequence")
-        values = [unpack(item, blobs, depth + 1) for item in items]
-        return tuple(values) if tag == "tuple" else values
-    if tag == "dict":
-        pairs = data.get("v")
-        if type(pairs) is not list or len(pairs) > MAX_ITEMS:
-            raise WireError("malformed dict")
-        return {str(k): unpack(v, blobs, depth + 1) for k, v in pairs}
-    if tag == "object":
-        return Unsupported(data.get("type"))
-    raise WireError("unknown tag")
+def unpack(data, blobs):
+    """The value `pack` described, its arrays copies; strict, since the other side may lie."""
+    return Decoder(blobs, copy=True).value(data)
 
 
-def _array(blobs, index, dtype, shape):
-    """A copy of the blob's bytes as an array; the dtype must be numeric or bool."""
-    if type(index) is not int or not 0 <= index < len(blobs):
-        raise WireError("array reference")
-    if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
-        raise WireError("array shape")
-    try:
-        dtype = np.dtype(str(dtype))
-    except TypeError:
-        raise WireError("array dtype") from None
-    if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.itemsize > 16:
-        raise WireError("array dtype")
-    if len(shape) > 32 or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(blobs[index]):
-        raise WireError("array size")
-    return np.frombuffer(blobs[index], dtype=dtype).reshape(shape).copy()
+class Decoder:
+    """Decodes the values of one frame; each blob may back one array only.
+
+    A lying peer could otherwise reference one 16 MiB blob from thousands
+    of places and have each decoded as an array of its own.
+    """
+
+    def __init__(self, blobs, copy=False):
+        self.blobs, self.copy = blobs, copy  # without copy, an array keeps its blob's memory
+        self.used: set[int] = set()
+
+    def value(self, data, depth=0):
+        if data is None or type(data) in (bool, int, float):
+            return data
+        if type(data) is str:
+            return data[:MAX_TEXT]
+        if type(data) is not dict or depth > MAX_DEPTH:
+            raise WireError("malformed value")
+        tag = data.get("t")
+        if tag == "nd":
+            return self._array(data.get("b"), data.get("dtype"), data.get("shape"))
+        if tag == "np":
+            dtype = np.dtype(str(data.get("dtype")))
+            if dtype.kind not in ARRAY_KINDS or dtype.itemsize > 16:
+                raise WireError("scalar dtype")
+            return dtype.type(data.get("v"))
+        if tag in ("tuple", "list"):
+            items = data.get("v")
+            if type(items) is not list or len(items) > MAX_ITEMS:
+                raise WireError("malformed sequence")
+            values = [self.value(item, depth + 1) for item in items]
+            return tuple(values) if tag == "tuple" else values
+        if tag == "dict":
+            pairs = data.get("v")
+            if type(pairs) is not list or len(pairs) > MAX_ITEMS:
+                raise WireError("malformed dict")
+            return {str(k): self.value(v, depth + 1) for k, v in pairs}
+        if tag == "object":
+            return Unsupported(data.get("type"))
+        raise WireError("unknown tag")
+
+    def _array(self, index, dtype, shape):
+        """The blob's bytes as an array; the dtype must be numeric or bool."""
+        blobs = self.blobs
+        if type(index) is not int or not 0 <= index < len(blobs):
+            raise WireError("array reference")
+        if index in self.used:
+            raise WireError("array blob used twice")
+        if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+            raise WireError("array shape")
+        try:
+            dtype = np.dtype(str(dtype))
+        except TypeError:
+            raise WireError("array dtype") from None
+        if dtype.kind not in ARRAY_KINDS or dtype.hasobject or dtype.itemsize > 16:
+            raise WireError("array dtype")
+        size = len(blobs[index])
+        if len(shape) > 32 or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != size:
+            raise WireError("array size")
+        self.used.add(index)
+        array = np.frombuffer(blobs[index], dtype=dtype).reshape(shape)
+        if self.copy or not array.flags.writeable:  # bytes make a read-only array
+            array = array.copy()
+        return array
 
 
 # ---------------------------------------------------------------- frames
 
 
-def send(sock, header, blobs=()):
+def send(sock, header, blobs=(), deadline=None):
+    """Send one frame; `deadline` (time.monotonic()) bounds the whole send."""
     blobs = list(blobs)
     head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
-    sock.sendall(struct.pack(">I", len(head)) + head)
-    for blob in blobs:
-        sock.sendall(blob)
+    for data in (struct.pack(">I", len(head)) + head, *blobs):
+        _until(sock, deadline)
+        sock.sendall(data)
 
 
-def receive(sock):
-    """(header, blobs) of the next frame; WireError when it breaks a cap or ends early."""
-    (size,) = struct.unpack(">I", read_exactly(sock, 4))
+def receive(sock, deadline=None):
+    """(header, blobs) of the next frame; WireError when it breaks a cap or ends early.
+
+    With a `deadline` (time.monotonic()), TimeoutError once it has passed,
+    however the frame trickles in.
+    """
+    (size,) = struct.unpack(">I", read_exactly(sock, 4, deadline))
     if size > MAX_HEADER_BYTES:
         raise WireError("header too large")
     try:
-        header = json.loads(read_exactly(sock, size))
+        header = json.loads(read_exactly(sock, size, deadline))
     except (ValueError, RecursionError) as error:  # RecursionError: "[[[[…" headers
         raise WireError(f"header: {type(error).__name__}") from None
     lengths = header.get("blobs", []) if type(header) is dict else None
@@ -143,15 +174,27 @@ def receive(sock):
         raise WireError("malformed header")
     if sum(lengths) + size > MAX_FRAME_BYTES:
         raise WireError(f"frame of {sum(lengths) + size} bytes")
-    return header, [read_exactly(sock, n) for n in lengths]
+    return header, [read_exactly(sock, n, deadline) for n in lengths]
 
 
-def read_exactly(sock, size):
-    chunks, left = [], size
-    while left:
-        chunk = sock.recv(min(left, 1 << 20))
-        if not chunk:
+def read_exactly(sock, size, deadline=None):
+    """`size` bytes as a bytearray, read in place (no chunks joined: one copy in memory)."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        _until(sock, deadline)
+        count = sock.recv_into(view[got:], min(size - got, 1 << 20))
+        if not count:
             raise EOFError("the other side closed the bridge")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        got += count
+    return buffer
+
+
+def _until(sock, deadline):
+    """Give the socket's next operation what is left until `deadline`."""
+    if deadline is None:
+        return
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the bridge's deadline has passed")
+    sock.settimeout(left)
