@@ -90,6 +90,11 @@ demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feed
 report: venv bubblewrap  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
 	$(BIN)/python -m coursekit.report
 
+# The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms_export.py).
+.PHONY: export
+export: venv  ## grades for Canvas or Moodle's CSV import: exports/<lms>_grades.csv (ARGS="--to canvas|moodle")
+	$(BIN)/python -m coursekit.lms_export $(ARGS)
+
 # Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).
 bubblewrap:  ## install Debian's bubblewrap when missing (needs root)
 	@command -v bwrap >/dev/null || { \
@@ -121,8 +126,11 @@ sync: venv  ## copy solutions/ bodies into the source notebooks' solution region
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
 
-lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course
-	$(BIN)/jupyter lab --no-browser
+# LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/lab_language.py); unset: English.
+LAB_LANG ?=
+lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course (LAB_LANG=ko_KR: in Korean)
+	$(BIN)/jupyter lab --no-browser \
+	  $(if $(LAB_LANG),$$($(BIN)/python -m coursekit.lab_language build/lab-settings/$(LAB_LANG) --locale $(LAB_LANG)))
 
 # A trial class on one server (coursekit/hub/, run as root): an account per learner and for
 # the instructor, JupyterHub on loopback, formgrader for the instructor only.
@@ -150,4 +158,4 @@ lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." 
 	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
-	rm -rf submitted autograded/*/ feedback exchange gradebook.db grades.csv reports demo build
+	rm -rf submitted autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
