@@ -96,10 +96,11 @@ export: venv  ## grades for Canvas or Moodle's CSV import: exports/<lms>_grades.
 	$(BIN)/python -m coursekit.lms_export $(ARGS)
 
 # Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).
-bubblewrap:  ## install Debian's bubblewrap when missing (needs root)
-	@command -v bwrap >/dev/null || { \
+# libseccomp2 compiles the sandbox's seccomp filter (coursekit/sandbox/seccomp.py).
+bubblewrap:  ## install Debian's bubblewrap and libseccomp2 when missing (needs root)
+	@command -v bwrap >/dev/null && ldconfig -p | grep -q libseccomp.so.2 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    --no-install-recommends bubblewrap; }
+	    --no-install-recommends bubblewrap libseccomp2; }
 
 # The formgrader browser test drives Debian's chromium (Playwright cannot download
 # a browser here); fonts-nanum lets it render Korean.

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import socket
+import stat
+import subprocess
 import sys
+import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from coursekit.sandbox import policy, warm, wire
+from coursekit.sandbox import cgroup, policy, warm, wire
 from coursekit.sandbox.bridge import BridgeBroken, CallTimedOut, LearnerError
 from coursekit.sandbox.kernel import SandboxMixin
 from coursekit.sandbox.learner_kernel import LearnerKernel
@@ -318,3 +324,264 @@ def test_a_planted_bridge_that_lies_breaks_only_the_bridge():
         for _ in range(2):  # a description that is no dict; a header nested past recursion
             with kernel.session() as session, pytest.raises(BridgeBroken):
                 session.describe(["anything"])
+
+
+# ---------------------------------------------------------------- no channel between learners
+
+
+def syscall_numbers(*names: str) -> dict[str, int]:
+    """This machine's numbers of these system calls, as libseccomp knows them."""
+    import pyseccomp
+
+    arch = pyseccomp.system_arch()
+    return {name: pyseccomp.resolve_syscall(arch, name) for name in names}
+
+
+CALLS = """
+import ctypes, errno
+_libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    result = _libc.syscall(NUMBERS[name], *args)
+    return "ok" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+"""
+
+
+def test_the_seccomp_filter_denies_what_dockers_default_profile_denies():
+    numbers = syscall_numbers(
+        "add_key", "keyctl", "request_key", "ptrace", "bpf", "perf_event_open", "userfaultfd",
+        "unshare", "setns", "mount", "clone", "clone3", "process_vm_readv",
+    )  # fmt: skip
+    found = run_in_sandbox(
+        f"NUMBERS = {numbers!r}\n"
+        + CALLS
+        + """
+import subprocess, threading
+KEY_SPEC_USER_KEYRING, CLONE_NEWUSER, CLONE_NEWNS = -4, 0x10000000, 0x20000
+status = open("/proc/self/status").read()
+found = {
+    "mode": status.split("Seccomp:")[1].split()[0],
+    "add_key": call("add_key", b"user", b"plant", b"code", 4, KEY_SPEC_USER_KEYRING),
+    "keyctl": call("keyctl", 0, KEY_SPEC_USER_KEYRING, 0),  # KEYCTL_GET_KEYRING_ID
+    "request_key": call("request_key", b"user", b"plant", None, 0),
+    "ptrace": call("ptrace", 16, 1, 0, 0),  # PTRACE_ATTACH to PID 1
+    "bpf": call("bpf", 0, None, 0),
+    "perf_event_open": call("perf_event_open", None, 0, -1, -1, 0),
+    "userfaultfd": call("userfaultfd", 0),
+    "unshare": call("unshare", CLONE_NEWUSER),
+    "setns": call("setns", 0, 0),
+    "mount": call("mount", b"none", b"/tmp", b"tmpfs", 0, None),
+    "clone_newns": call("clone", CLONE_NEWNS | 17, None, None, None, None),
+    "clone3": call("clone3", None, 0),
+    "process_vm_readv": call("process_vm_readv", 1, None, 0, None, 0, 0),
+}
+# What learner code does every day still works: threads, processes, numpy.
+thread = threading.Thread(target=found.update, kwargs={"thread": "ok"})
+thread.start(); thread.join()
+found["process"] = subprocess.run(["python", "-c", "print('ok')"], capture_output=True,
+                                  text=True).stdout.strip()
+import numpy as np
+found["numpy"] = float((np.ones((64, 64)) @ np.ones((64, 64))).sum())
+"""
+    )
+    assert found.pop("mode") == "2", "no seccomp filter"  # SECCOMP_MODE_FILTER
+    assert found.pop("clone3") == "ENOSYS"  # the C library falls back to clone
+    assert (found.pop("thread"), found.pop("process"), found.pop("numpy")) == ("ok", "ok", 64**3)
+    assert found == dict.fromkeys(found, "EPERM")
+
+
+PLANT = """
+import os, subprocess
+code = "def split_heads(M, h): return M.reshape(M.shape[0], h, -1).transpose(1, 0, 2)"
+KEY_SPEC_USER_KEYRING = -4
+found = {"uid": os.getuid(),
+         "add_key": call("add_key", b"user", b"coursekit-plant", code.encode(), len(code),
+                         KEY_SPEC_USER_KEYRING)}
+os.makedirs("/dev/shm", exist_ok=True)
+open("/dev/shm/coursekit-plant", "w").write(code)
+subprocess.Popen(["sleep", "600"], start_new_session=True)  # outlives its kernel, it hopes
+"""
+READ = """
+import os
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, KEYCTL_SEARCH = -4, -5, 10
+found = {"uid": os.getuid(),
+         "search": [call("keyctl", KEYCTL_SEARCH, ring, b"user", b"coursekit-plant", 0)
+                    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING)],
+         "request_key": call("request_key", b"user", b"coursekit-plant", None, 0),
+         "proc_keys": [line for line in open("/proc/keys") if "coursekit" in line],
+         "shm": os.path.exists("/dev/shm/coursekit-plant"),
+         "processes": sorted(open(f"/proc/{p}/cmdline").read().split("\\0")[0]
+                             for p in os.listdir("/proc") if p.isdigit())}
+"""
+
+
+def test_a_key_a_planter_leaves_never_reaches_the_next_learner():
+    """Planter, then reader, in one run: as root the reader gets the planter's uid back."""
+    numbers = syscall_numbers("add_key", "keyctl", "request_key")
+    prelude = f"NUMBERS = {numbers!r}\n" + CALLS
+    planted = run_in_sandbox(prelude + PLANT)
+    read = run_in_sandbox(prelude + READ)
+    assert planted["add_key"] == "EPERM"
+    assert read["search"] == ["EPERM", "EPERM"] and read["request_key"] == "EPERM"
+    assert read["proc_keys"] == [] and not read["shm"]
+    assert "sleep" not in read["processes"]
+
+
+HASH = "import sys\nfound = [hash('coursekit'), sys.flags.hash_randomization]"
+
+
+def test_each_kernel_has_its_own_hash_seed(sandbox_mode):
+    if sandbox_mode == "warm":
+        pytest.skip("a fork keeps its parent's hash seed: see README, Threat model, Warm kernels")
+    first, second = run_in_sandbox(HASH), run_in_sandbox(HASH)
+    assert first[1] == second[1] == 1
+    assert first[0] != second[0]
+
+
+# ---------------------------------------------------------------- memory over the whole sandbox
+
+BOMB = """
+import subprocess, sys
+child = (
+    "import sys; b = b'x' * (320 << 20); print('held', flush=True); "
+    "sys.stdin.readline(); print(len(b) >> 20, flush=True)"
+)
+children = [subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True) for _ in range(8)]
+held = [p.stdout.readline().strip() == "held" for p in children]  # "" once a child is killed
+# Each has allocated (or died): ask those that did whether they still hold it, all together.
+alive = []
+for p, h in zip(children, held):
+    try:
+        p.stdin.write("?\\n")
+        p.stdin.flush()
+        alive.append(h and p.stdout.readline().strip() == "320")
+    except OSError:
+        alive.append(False)
+for p in children:
+    p.kill()
+    p.wait()
+found = sum(alive)
+"""
+
+
+def test_a_many_process_memory_bomb_is_capped_over_the_whole_sandbox():
+    """8 processes × 320 MiB, each under its own 1 GiB cap: the sandbox's 1 GiB holds at most 3."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup here: {cgroup.unavailable()}")
+    held = run_in_sandbox(BOMB, limits=policy.Limits(memory_mb=1024), timeout=120)
+    assert 0 < held <= 3
+
+
+# ---------------------------------------------------------------- uid leases
+
+
+@pytest.fixture
+def other_account():
+    """A second local account (tpx-…), as a learner with a shell on the grading machine has."""
+    if not policy.runs_as_root():
+        pytest.skip("needs root")
+    name = f"tpx-{secrets.token_hex(4)}"
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], check=True)
+
+
+def as_account(name: str, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["runuser", "-u", name, "--", "/bin/sh", "-c", script], capture_output=True, text=True
+    )
+
+
+def test_the_uid_leases_live_where_no_other_account_can_write(other_account):
+    lease = policy.UidLease()
+    lease.release()
+    folder = policy.UidLease.folder
+    info = folder.lstat()
+    assert stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and stat.S_IMODE(info.st_mode) == 0o700
+    parent = folder.parent.stat()
+    assert parent.st_uid == 0 and not parent.st_mode & 0o022
+    tried = as_account(
+        other_account,
+        f"touch {folder.parent}/x.lock; ln -s /etc/shadow {folder}/{policy.UID_POOL[0]}.lock",
+    )
+    assert tried.returncode != 0 and not (folder.parent / "x.lock").exists()
+
+
+def test_a_lease_folder_another_account_made_first_is_refused(other_account, monkeypatch):
+    """The old place: a world-writable /tmp. A planted folder with a link to a file of root's."""
+    shared = Path(tempfile.mkdtemp(prefix="tpx-shared-", dir="/tmp"))
+    try:
+        shared.chmod(0o1777)
+        precious = shared / "root-file"
+        precious.write_text("root's")
+        planted = shared / "coursekit-sandbox-uids"
+        done = as_account(
+            other_account,
+            f"mkdir -m 0777 {planted} && ln -s {precious} {planted}/{policy.UID_POOL[0]}.lock",
+        )
+        assert done.returncode == 0, done.stderr
+        monkeypatch.setattr(policy.UidLease, "folder", planted)
+        with pytest.raises(policy.SandboxUnavailableError, match="another account"):
+            policy.UidLease()
+        assert precious.read_text() == "root's"
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_a_lock_file_that_is_a_link_is_never_followed_or_truncated(tmp_path, monkeypatch):
+    if not policy.runs_as_root():
+        pytest.skip("needs root")
+    folder = tmp_path / "leases"
+    folder.mkdir(mode=0o700)
+    precious = tmp_path / "root-file"
+    precious.write_text("root's")
+    first, second = policy.UID_POOL[-2:]
+    (folder / f"{first}.lock").symlink_to(precious)
+    monkeypatch.setattr(policy.UidLease, "folder", folder)
+    monkeypatch.setattr(policy, "UID_POOL", range(first, second + 1))
+    lease = policy.UidLease()
+    lease.release()
+    assert lease.uid == second and precious.read_text() == "root's"
+
+
+KEYCTL = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl = lambda *a: libc.syscall(int(sys.argv[1]), *[ctypes.c_long(x) for x in a])
+add_key = lambda: libc.syscall(int(sys.argv[2]), b"user", b"left", b"x", 1, ctypes.c_long(-4))
+if sys.argv[3] == "plant":
+    assert add_key() > 0
+else:  # clear and invalidate the user and user session keyrings
+    rings = [keyctl(0, ring, 0) for ring in (-4, -5)]
+    for ring in rings:
+        keyctl(7, ring)
+        keyctl(21, ring)
+"""
+
+
+def as_pool_uid(uid: int, *command: str) -> list[str]:
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
+
+
+def test_a_pool_uid_left_with_a_process_or_a_key_is_not_leased_again(tmp_path, monkeypatch):
+    if not policy.runs_as_root():
+        pytest.skip("needs root")
+    first, second, third = policy.UID_POOL[-3:]
+    folder = tmp_path / "leases"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setattr(policy.UidLease, "folder", folder)
+    monkeypatch.setattr(policy, "UID_POOL", range(first, third + 1))
+    numbers = syscall_numbers("keyctl", "add_key")
+    keys = [sys.executable, "-c", KEYCTL, str(numbers["keyctl"]), str(numbers["add_key"])]
+    left = subprocess.Popen(as_pool_uid(first, "sleep", "60"))
+    subprocess.run(as_pool_uid(second, *keys, "plant"), check=True)
+    try:
+        lease = policy.UidLease()
+        lease.release()
+        assert lease.uid == third
+    finally:
+        left.kill()
+        left.wait()
+        subprocess.run(as_pool_uid(second, *keys, "clear"), check=True)

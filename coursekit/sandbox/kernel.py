@@ -25,7 +25,7 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager, KernelManager
 
-from coursekit.sandbox import policy, warm
+from coursekit.sandbox import cgroup, policy, seccomp, warm
 
 CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
 
@@ -60,6 +60,7 @@ class SandboxMixin:
     preload: tuple[str, ...] = ()  # modules the zygote imports once, besides ipykernel
 
     _lease: policy.UidLease | None = None
+    _memory: cgroup.MemoryCap | None = None
     _scratch: str | None = None
     _stderr: bytearray | None = None
     kernel_pid: int | None = None  # the sandbox's first process (or the kernel), for CPU times
@@ -86,6 +87,7 @@ class SandboxMixin:
         if self.bridge_socket:
             binds.append((self.bridge_socket, policy.BRIDGE_SOCKET))
         self._lease = policy.UidLease() if policy.runs_as_root() else None
+        self._memory = self._memory_cap()
         with (
             policy.submission_files(host_folder, workdir) as (_, files, folders),
             open(self.connection_file, "rb") as connection,
@@ -119,6 +121,7 @@ class SandboxMixin:
             workdir=workdir,
             uid=self._lease.uid,
             limits=self.limits,
+            cgroup=self._memory.procs if self._memory else None,
         )
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
@@ -130,6 +133,7 @@ class SandboxMixin:
     async def _launch_bwrap(self, kernel_cmd, workdir, binds, files, folders, kw) -> int:
         command = self._as_seen_inside(without_debugger(kernel_cmd))
         info_read, info_write = os.pipe()
+        program = seccomp.program_fd()
         wrapped = policy.bwrap_command(
             command,
             limits=self.limits,
@@ -138,6 +142,7 @@ class SandboxMixin:
             binds=binds,
             files=files,
             folders=folders,
+            seccomp_fd=program,
             info_fd=info_write,
         )
         kw.update(
@@ -147,12 +152,15 @@ class SandboxMixin:
             # A pipe, not a file: the sandbox must not be able to write to the
             # grader's disk through its stderr; the first few KiB are kept.
             stderr=subprocess.PIPE,
-            pass_fds=[info_write, *(fd for fd, _ in files)],
+            pass_fds=[info_write, program, *(fd for fd, _ in files)],
         )
+        if self._memory is not None:  # bwrap and all it starts are born in the sandbox's cgroup
+            wrapped = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self._memory.procs, *wrapped]
         try:
             await super()._async_launch_kernel(wrapped, **kw)
         finally:
             os.close(info_write)
+            os.close(program)
         self._keep_stderr(self.provisioner.process.stderr)
         try:
             return json.loads(_read_info(info_read))["child-pid"]
@@ -160,6 +168,19 @@ class SandboxMixin:
             raise policy.SandboxUnavailableError(
                 f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
             ) from None
+
+    def _memory_cap(self) -> cgroup.MemoryCap | None:
+        """A memory cgroup for the whole sandbox, where the machine has one (see `cgroup`)."""
+        if not self.limits.memory_mb:
+            return None
+        if self._lease is None or cgroup.unavailable():
+            cgroup.warn_once()
+            return None
+        try:
+            return cgroup.MemoryCap(str(self._lease.uid), self.limits.memory_mb)
+        except OSError as error:
+            self.log.warning("no memory cgroup for this sandbox: %s", error)
+            return None
 
     def _as_seen_inside(self, args: list[str]) -> list[str]:
         """The kernel's arguments with the connection file at its path in the sandbox."""
@@ -178,6 +199,9 @@ class SandboxMixin:
         try:
             await super()._async_cleanup_resources(restart=restart)
         finally:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = None
             if self._lease is not None:
                 self._lease.release()
                 self._lease = None

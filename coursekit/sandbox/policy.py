@@ -23,11 +23,13 @@ import fcntl
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from coursekit.sandbox import seccomp
 
 HOME = "/home/learner"
 KERNEL_DIR = "/run/kernel"
@@ -36,6 +38,8 @@ HOSTNAME = "sandbox"
 NOBODY = 65534
 # Uids for root-mode sandboxes; nobody on the machine uses them.
 UID_POOL = range(61000, 61512)
+# Who holds which of them (`UidLease`): /run is root's, so no other account can make it first.
+LEASE_FOLDER = Path("/run/coursekit-sandbox-uids")
 # Files of /etc a Python process reads; the rest of /etc (and /etc/jupyter's
 # nbgrader config) stays out.
 ETC_FILES = (
@@ -105,27 +109,102 @@ class Limits:
 
 
 class UidLease:
-    """A uid of UID_POOL held by this process (a lock file) while its sandbox lives."""
+    """A uid of UID_POOL held by this process (a lock file) while its sandbox lives.
 
-    folder = Path(tempfile.gettempdir()) / "coursekit-sandbox-uids"
+    The lock files live in a folder of root's under /run, mode 0700, which no
+    other account can create first or write into; its owner and mode are
+    checked, and no lock file is followed through a link, truncated or used
+    unless it is root's own regular file. A uid that still owns a process (a
+    sandbox that outlived its lease) or a kernel key (keys outlive processes;
+    the seccomp filter keeps sandboxes from making any, this catches one made
+    before or elsewhere) is skipped: a reused uid starts with nothing a
+    previous learner left (/dev/shm and IPC are the sandbox's own anyway).
+    """
+
+    folder = LEASE_FOLDER
 
     def __init__(self):
-        self.folder.mkdir(mode=0o700, exist_ok=True)
-        for uid in UID_POOL:
-            handle = open(self.folder / f"{uid}.lock", "w")  # noqa: SIM115 -- held open
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            self.uid, self._handle = uid, handle
-            return
+        self._handle = None
+        folder = _private_folder(self.folder)
+        keyed = _key_users()
+        try:
+            for uid in UID_POOL:
+                handle = _lock_file(folder, f"{uid}.lock")
+                if handle is None:
+                    continue
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.close()
+                    continue
+                if uid in keyed or _owns_a_process(uid):
+                    handle.close()
+                    continue
+                self.uid, self._handle = uid, handle
+                return
+        finally:
+            os.close(folder)
         raise SandboxUnavailableError(f"every sandbox uid of {UID_POOL} is in use")
 
     def release(self) -> None:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def _private_folder(path: Path) -> int:
+    """An open descriptor of `path`, a folder of this account's with mode 0700 (made if missing)."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        raise SandboxUnavailableError(f"the sandbox uid leases' folder {path}: {error}") from None
+    info = os.fstat(fd)
+    if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        os.close(fd)
+        raise SandboxUnavailableError(
+            f"the sandbox uid leases' folder {path} belongs to uid {info.st_uid} with mode "
+            f"{info.st_mode & 0o7777:04o}, not to uid {os.geteuid()} with 0700: another account "
+            "may have made it; check and remove it"
+        )
+    return fd
+
+
+def _lock_file(folder: int, name: str):
+    """The lock file `name` in `folder`, opened without following a link or truncating it.
+
+    None when it is not a regular file of this account's (nobody else can put one there).
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=folder)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "r+b", buffering=0)
+
+
+def _key_users() -> set[int]:
+    """The uids that own kernel keys or keyrings (root reads every user's line)."""
+    try:
+        lines = Path("/proc/key-users").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return set()
+    return {int(line.split(":")[0]) for line in lines if line.strip()}
+
+
+def _owns_a_process(uid: int) -> bool:
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid == uid:
+                        return True
+    return False
 
 
 # A sandbox's file system is a list of steps, each a plain dict, applied in order; bwrap
@@ -258,12 +337,14 @@ def bwrap_command(
     binds: list[tuple[str, str]] = (),
     files: list[tuple[int, str]] = (),
     folders: list[str] = (),
+    seccomp_fd: int,
     info_fd: int | None = None,
 ) -> list[str]:
     """`command` wrapped in bwrap and prlimit.
 
     uid: the pool uid to run as when grading as root, else None for a user
-    namespace; the rest as for `layout`.
+    namespace; seccomp_fd: a descriptor holding `seccomp.program()`, which
+    bwrap installs right before it starts the command; the rest as for `layout`.
     """
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -277,6 +358,7 @@ def bwrap_command(
     for name, value in environment(workdir).items():
         args += ["--setenv", name, value]
     args += ["--chdir", workdir]
+    args += ["--seccomp", str(seccomp_fd)]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     args.append("--")
@@ -305,6 +387,10 @@ def check_available() -> None:
         raise SandboxUnavailableError(f"the sandbox (bubblewrap) needs Linux. {FIX}")
     if shutil.which("bwrap") is None:
         raise SandboxUnavailableError(f"bubblewrap (bwrap) is not installed. {FIX}")
+    try:
+        program = seccomp.program_fd()
+    except seccomp.SeccompUnavailableError as error:
+        raise SandboxUnavailableError(f"{error}. {FIX}") from None
     lease = UidLease() if runs_as_root() else None
     try:
         command = bwrap_command(
@@ -312,9 +398,13 @@ def check_available() -> None:
             limits=Limits(),
             workdir=HOME,
             uid=lease.uid if lease else None,
+            seccomp_fd=program,
         )
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, pass_fds=[program]
+        )
     finally:
+        os.close(program)
         if lease:
             lease.release()
     if done.returncode != 0:
@@ -357,6 +447,4 @@ def submission_files(folder: Path, sandbox_folder: str, *, max_files: int = 200)
 
 
 def _is_regular(fd: int) -> bool:
-    import stat
-
     return stat.S_ISREG(os.fstat(fd).st_mode)

@@ -7,8 +7,9 @@ environment and nothing else: no course files read, no learner code run, no
 secret in its memory or its environment. Each request forks it; the fork
 builds its own sandbox from the same layout steps bwrap gets
 (`policy.layout`) — new mount, PID, network, IPC, UTS and cgroup namespaces,
-a leased uid, no capabilities, no new privileges, the same limits — and only
-then becomes the kernel. A kernel still serves one submission and sees
+a leased uid, no capabilities, no new privileges, the same limits, the same
+seccomp filter (`seccomp.program`), the same memory cgroup (`cgroup`) — and
+only then becomes the kernel. A kernel still serves one submission and sees
 nothing of another's. The program is `zygote_main` (self-contained, it runs
 outside coursekit).
 
@@ -18,6 +19,7 @@ and grading falls back to one bwrap per kernel (`kernel.SandboxMixin`).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -33,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from coursekit.sandbox import policy
+from coursekit.sandbox import policy, seccomp
 
 SOURCE = Path(__file__).with_name("zygote_main.py").read_text(encoding="utf-8")
 START_TIMEOUT = 120  # seconds for the zygote's imports on a loaded machine
@@ -190,8 +192,13 @@ class Zygote:
         workdir: str,
         uid: int,
         limits: policy.Limits,
+        cgroup: str | None = None,
     ) -> WarmKernelProcess:
-        """Fork a kernel in a new sandbox; return once the sandbox is built (or raise)."""
+        """Fork a kernel in a new sandbox; return once the sandbox is built (or raise).
+
+        cgroup: the cgroup.procs file of the sandbox's memory cgroup, which the
+        fork joins before it makes the sandbox (`cgroup.MemoryCap`), or None.
+        """
         self.wait_started()
         reply, reply_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         err_read, err_write = os.pipe()
@@ -205,6 +212,9 @@ class Zygote:
             "environment": policy.environment(workdir),
             "argv": argv,
             "hostname": policy.HOSTNAME,
+            "cgroup": cgroup,
+            # libseccomp's program, installed by the sandbox's PID 1 before learner code runs
+            "seccomp": base64.b64encode(seccomp.program()).decode(),
         }
         try:
             with self._lock:

@@ -9,11 +9,12 @@ nothing of coursekit is imported here.
 
 Per request (one datagram: JSON + the file descriptors it names) it forks:
 
-    A  (host PID namespace) unshares mount, PID, network, IPC, UTS, cgroup
+    A  (host PID namespace) joins the sandbox's memory cgroup (if any),
+       unshares mount, PID, network, IPC, UTS, cgroup
     └─ B  PID 1 of the new namespace: builds the new root from the layout
           steps (the same list bwrap gets), pivots into it, sets the limits,
           drops to the leased uid (no capabilities, no new privileges),
-          then reaps zombies until the kernel ends
+          installs the seccomp filter, then reaps zombies until the kernel ends
        └─ C  the kernel: ipykernel with the connection file in the sandbox
 
 A sends B's pid and a pidfd for it back on the request's reply socket, then
@@ -23,6 +24,7 @@ closes (the grader has gone); A dies with the server, B with A, C with B, and
 a PID namespace dies with its PID 1.
 """
 
+import base64
 import contextlib
 import ctypes
 import fcntl
@@ -86,6 +88,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_SLAVE = 32, 4096, 16384, 1 << 19
 MNT_DETACH = 2
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
 STAGE = "/tmp"  # where the new root is put together (in the new mount namespace only)
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -266,6 +269,28 @@ def drop_privileges(uid, limits):
         raise PermissionError(f"privileges left after the drop: {caps}")
 
 
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load_seccomp(program):
+    """Install a BPF program compiled by libseccomp (`coursekit.sandbox.seccomp`) on this process.
+
+    Every process it starts inherits it; it needs no new privileges set (done).
+    """
+    if not program or len(program) % 8:
+        raise ValueError("no seccomp program")
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    check(
+        LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
+        "seccomp",
+    )
+    with open("/proc/self/status", encoding="ascii") as status:
+        if "Seccomp:\t2" not in status.read():
+            raise PermissionError("the seccomp filter is not in force")
+
+
 # ---------------------------------------------------------------- the three processes
 
 
@@ -291,6 +316,7 @@ def sandbox_init(request, fds, reply, stderr):
         os.chdir(request["workdir"])
         drop_privileges(request["uid"], request["limits"])
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of uid clears it
+        load_seccomp(base64.b64decode(request["seccomp"]))
         send(reply, {"ready": True})
     except BaseException as error:
         send(reply, {"error": f"{type(error).__name__}: {error}"})
@@ -342,6 +368,9 @@ def start_sandbox(request, fds, reply, stderr):
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if request.get("cgroup"):  # the sandbox's memory cgroup, which its processes inherit
+            with open(request["cgroup"], "w", encoding="ascii") as procs:
+                procs.write(str(os.getpid()))
         unshare(NAMESPACES)
         init = os.fork()
         if init == 0:

@@ -1,0 +1,128 @@
+"""A memory cap over a whole sandbox: every process it starts, together.
+
+The per-process caps (`policy.Limits`) bound each process's address space;
+a sandbox of 64 processes could still hold 64 of those. Where the machine
+has a memory cgroup controller the grader may write to (grading as root),
+each sandbox gets a cgroup of its own under the grader's own cgroup, capped
+at `Limits.memory_mb` of memory (and no swap), and its first process joins
+it before anything else runs in the sandbox; the kernel's out-of-memory
+killer then ends a process of that sandbox only. Both cgroup versions: v2
+(memory.max) where the grader's cgroup can delegate the memory controller,
+else v1's memory hierarchy (memory.limit_in_bytes). Where there is neither,
+`unavailable()` says why and the caps stay per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+PREFIX = "coursekit-sandbox-"
+
+
+@functools.cache
+def _controller() -> tuple[str, Path] | str:
+    """("v2" | "v1", the grader's own memory cgroup folder), or why there is none."""
+    if os.geteuid() != 0:
+        return "the grader does not run as root, so it cannot make cgroups"
+    try:
+        mounts = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+        membership = Path("/proc/self/cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        return f"no cgroup information ({error})"
+    own = {}
+    for line in membership:
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else ["(v2)"]:
+            own[name] = path
+    v1 = v2 = None
+    for line in mounts:
+        fields = line.split()
+        tail = fields[fields.index("-") + 1 :]
+        fstype, options = tail[0], tail[2].split(",")
+        if fstype == "cgroup2":
+            v2 = Path(fields[4])
+        elif fstype == "cgroup" and "memory" in options:
+            v1 = Path(fields[4])
+    if v2 is not None and "(v2)" in own:
+        folder = v2 / own["(v2)"].lstrip("/")
+        with contextlib.suppress(OSError):
+            if "memory" in (folder / "cgroup.controllers").read_text().split():
+                (folder / "cgroup.subtree_control").write_text("+memory")
+                return "v2", folder
+    if v1 is not None and "memory" in own:
+        folder = v1 / own["memory"].lstrip("/")
+        if os.access(folder, os.W_OK):
+            return "v1", folder
+    return "the machine has no memory cgroup controller the grader may use"
+
+
+def unavailable() -> str | None:
+    """Why sandboxes get no memory cgroup here, or None when they do."""
+    found = _controller()
+    return found if isinstance(found, str) else None
+
+
+class MemoryCap:
+    """The cgroup of one sandbox: `procs` is the file its first process writes its pid into."""
+
+    def __init__(self, name: str, limit_mb: int):
+        found = _controller()
+        if isinstance(found, str):
+            raise OSError(found)
+        self.version, parent = found
+        self.folder = parent / f"{PREFIX}{name}"
+        _remove(self.folder)  # a previous grader's, if it ended before removing it
+        self.folder.mkdir(mode=0o755)
+        limit = str(limit_mb * 2**20)
+        try:
+            if self.version == "v2":
+                (self.folder / "memory.max").write_text(limit)
+                with contextlib.suppress(OSError):  # no swap configured: no such file
+                    (self.folder / "memory.swap.max").write_text("0")
+            else:
+                (self.folder / "memory.limit_in_bytes").write_text(limit)
+                with contextlib.suppress(OSError):  # memsw exists only with swap accounting
+                    (self.folder / "memory.memsw.limit_in_bytes").write_text(limit)
+        except OSError:
+            self.close()
+            raise
+        self.procs = str(self.folder / "cgroup.procs")
+
+    def close(self) -> None:
+        """Remove the cgroup once its processes are gone (a killed sandbox takes milliseconds)."""
+        _remove(self.folder, wait=1.0)
+
+
+def _remove(folder: Path, wait: float = 0.0) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                log.warning("the sandbox cgroup %s still holds processes", folder)
+                return
+            time.sleep(0.01)
+
+
+@functools.cache
+def warn_once() -> None:
+    """Say once per grading process that memory is capped per process only, and why."""
+    why = unavailable()
+    if why:
+        log.warning(
+            "Sandboxes get no memory cap over all their processes (%s): memory is capped "
+            "per process only (Limits.memory_mb of address space each). Grade as root on "
+            "a machine with cgroups (v1's memory hierarchy or v2 with the memory "
+            "controller) for the cap.",
+            why,
+        )
