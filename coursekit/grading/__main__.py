@@ -4,13 +4,17 @@
     python -m coursekit.grading ch3_multihead -j 4   # one assignment, 4 workers
     python -m coursekit.grading --help
 
-Each submission is graded by stock nbgrader autograde (with the course's
-preprocessors from nbgrader_config.py) in one of N long-lived worker
-processes. A notebook that is not valid JSON is graded as stock nbgrader
-grades a missing notebook (0 on every cell) and the reason is recorded.
-Reasons for cells that scored 0 because of a grading guard are printed and
-written to reports/grading_incidents.json. The exit status is non-zero only
-when grading itself broke for some submission.
+Each submission is one Dask task, graded by stock nbgrader autograde (with
+the course's preprocessors from nbgrader_config.py) on a worker of a
+LocalCluster on this machine (-j processes), or of a running cluster
+(--scheduler tls://HOST:8786, or COURSE_DASK_SCHEDULER); only this process
+writes the gradebook and autograded/, and a submission already graded with
+the same files and course is not graded again (--regrade to force). A
+notebook that is not valid JSON is graded as stock nbgrader grades a missing
+notebook (0 on every cell) and the reason is recorded. Reasons for cells that
+scored 0 because of a grading guard are printed and written to
+reports/grading_incidents.json. The exit status is non-zero only when grading
+itself broke for some submission (3: the cluster could not be reached).
 """
 
 from __future__ import annotations
@@ -30,15 +34,12 @@ if "jsonschema" not in sys.modules:
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import argparse
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from coursekit.course import load_config
-from coursekit.grading import gradebook, incidents, worker
-from coursekit.grading.execute import UNSAFE_WARNING, start_warm_parent
+from coursekit.grading import cluster, distribute, gradebook, incidents, worker
+from coursekit.grading.execute import UNSAFE_WARNING
 from coursekit.sandbox import policy
 
 
@@ -57,6 +58,20 @@ def parse_args(argv):
     parser.add_argument("--student", action="append", help="only this learner (repeatable)")
     parser.add_argument(
         "-j", "--jobs", type=int, default=default_jobs(), help="workers (default: cores + 2)"
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tls://HOST:8786; default: COURSE_DASK_SCHEDULER, "
+        "else a LocalCluster of -j workers on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="the LocalCluster's Dask dashboard on 127.0.0.1:8787",
+    )
+    parser.add_argument(
+        "--regrade", action="store_true", help="grade again what is graded with the same files"
     )
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="course root (default: .)")
     parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
@@ -131,8 +146,6 @@ def main(argv=None) -> int:
     if not tasks:
         print("채점할 제출물이 없습니다 (submitted/<학습자>/<과제>/).")
         return 0
-    # The warm-kernel parent imports on the other core while this one prepares.
-    zygote = None if args.unsafe_no_sandbox else start_warm_parent(load_config(root))
     gradebook.prepare(db_url, course.course_id, tasks)
     invalid = gradebook.invalid_submissions(root, tasks)
     for (assignment, student), reason in invalid.items():
@@ -153,29 +166,44 @@ def main(argv=None) -> int:
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)]}")
     failed: list[worker.Outcome] = []
-    worker.preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
-    if zygote is not None:
-        zygote.wait_started()  # the workers share it (coursekit.sandbox.warm)
-    context = multiprocessing.get_context("fork")
+    written: list[tuple[str, str]] = []
     extra = nbgrader_args(args, db_url)
     budget_file = str(args.budget.resolve()) if args.budget else None
-    with ProcessPoolExecutor(
-        jobs, context, worker.init_worker, (str(root), extra, budget_file)
-    ) as pool:
-        futures = [pool.submit(worker.grade, task) for task in tasks]
-        for done, future in enumerate(as_completed(futures), start=len(invalid) + 1):
-            outcome = future.result()
-            found = gradebook.graded_incidents(root, outcome.assignment, outcome.student)
-            if found:
-                report.setdefault(outcome.assignment, {})[outcome.student] = found
-            if not outcome.ok:
-                failed.append(outcome)
-            if not args.quiet:
-                print(progress_line(done, total, outcome, found), flush=True)
+    worker.quiet_known_warnings()
+    try:
+        with cluster.client_for(root, args.scheduler, jobs, args.dashboard) as client:
+            run = distribute.ClassRun(
+                client,
+                root,
+                db_url,
+                course.course_id,
+                tasks,
+                extra,
+                budget_file=budget_file,
+                regrade=args.regrade,
+                unsafe_no_sandbox=args.unsafe_no_sandbox,
+                quiet=args.quiet,
+            )
+            total -= run.skipped  # graded before with the same files and course
+            for done, graded in enumerate(run.results(), start=len(invalid) + 1):
+                outcome, found = graded.outcome, graded.incidents
+                if found:
+                    report.setdefault(outcome.assignment, {})[outcome.student] = found
+                if not outcome.ok:
+                    failed.append(outcome)
+                else:
+                    written.append((outcome.assignment, outcome.student))
+                if not args.quiet:
+                    run.echo(progress_line(done, total, outcome, found))
+    except cluster.ClusterError as error:
+        print(f"채점을 마치지 못했습니다: {error}", file=sys.stderr)
+        return 3
+    finally:  # what was written is reported, even when the cluster went away
+        path = root / "reports" / "grading_incidents.json"
+        incidents.write_report(path, report, [*written, *invalid])
     elapsed = time.perf_counter() - started
-    graded = [*tasks, *invalid]
-    incidents.write_report(root / "reports" / "grading_incidents.json", report, graded)
     print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
+    print("\n".join(run.worker_summary()))
     return 1 if failed else 0
 
 

@@ -1,0 +1,198 @@
+"""A class graded on Dask: one task per submission, results written by the driver alone.
+
+`ClassRun.results()` sends the course bundle to every worker once (a worker
+plugin, by content hash), submits one task per submission that is not
+already in the gradebook with the same files and course, and yields each
+result once the driver has written it. Dask moves the task of a worker that
+died to another; a submission whose workers die three times (Dask's
+`allowed-failures`) is recorded for that learner with a Korean reason. The
+progress bar (tqdm: rate, ETA) goes to stderr; `worker_summary()` says what
+each worker did.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from concurrent.futures import CancelledError
+from dataclasses import dataclass
+
+from coursekit.grading import bundle, task, worker
+from coursekit.grading.cluster import ClusterError
+from coursekit.grading.driver import Driver, lost_incident
+
+
+def _lost_scheduler() -> tuple[type[BaseException], ...]:
+    from distributed.comm.core import CommClosedError
+
+    return (CommClosedError, ConnectionError, TimeoutError)
+
+
+# What the client raises when the scheduler is gone.
+LOST_SCHEDULER = _lost_scheduler()
+
+
+@dataclass
+class Graded:
+    outcome: worker.Outcome
+    incidents: list[dict[str, str]]
+    written: bool  # False: the same result was already in the gradebook
+
+
+class ClassRun:
+    def __init__(
+        self,
+        client,
+        root,
+        db_url,
+        course_id,
+        tasks,
+        extra_args,
+        *,
+        budget_file=None,
+        regrade=False,
+        unsafe_no_sandbox=False,
+        quiet=False,
+    ):
+        self.client, self.root = client, root
+        self.tasks = list(tasks)
+        # the worker names its own scratch gradebook
+        self.extra_args = [a for a in extra_args if not a.startswith("--CourseDirectory.db_url=")]
+        self.budget_file, self.regrade, self.quiet = budget_file, regrade, quiet
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+        self.driver = Driver(root, db_url, course_id)
+        self.bundle = bundle.make(root, db_url, course_id, {a for a, _ in self.tasks})
+        # the options change what a submission gets, as the course does
+        self.course = bundle.digest_of(
+            self.bundle.digest, {"args": repr(self.extra_args).encode()}, {}
+        )
+        self.per_worker: dict[str, list[float]] = defaultdict(list)
+        self.bar = None
+        self.pending = self._not_yet_graded()
+        self.skipped = len(self.tasks) - len(self.pending)
+
+    def _not_yet_graded(self) -> list[task.Submission]:
+        done = self.driver.graded()
+        pending = []
+        for assignment, student in self.tasks:
+            submission = task.read_submission(self.root, assignment, student)
+            same = done.get((assignment, student)) == (submission.digest, self.course)
+            if self.regrade or not same:
+                pending.append(submission)
+        return pending
+
+    def echo(self, line: str) -> None:
+        """A progress line on stdout, below the bar."""
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stdout)
+            sys.stdout.flush()
+        else:
+            print(line, flush=True)
+
+    def results(self):
+        from distributed import as_completed
+        from tqdm import tqdm
+
+        submissions = self.pending
+        if not submissions:
+            return
+        name = task.plugin_name(self.bundle)
+        plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
+        try:
+            self.client.register_plugin(plugin, name=name)
+            futures = {}
+            for submission in submissions:
+                key = f"grade-{submission.assignment}-{submission.student}-{submission.digest[:16]}"
+                future = self.client.submit(
+                    task.grade_on_worker,
+                    submission,
+                    name,
+                    self.extra_args,
+                    bool(self.budget_file),
+                    key=key,
+                    pure=False,
+                )
+                futures[future] = submission
+        except LOST_SCHEDULER as error:
+            raise ClusterError(
+                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}: {error})."
+            ) from None
+        self.bar = tqdm(
+            total=len(futures),
+            desc="채점",
+            unit="제출물",
+            file=sys.stderr,
+            disable=self.quiet,
+            dynamic_ncols=True,
+        )
+        left = set(futures)
+        try:
+            for future in as_completed(futures):
+                left.discard(future)
+                yield self._finish(future, futures[future])
+                self.bar.update(1)
+        except (CancelledError, *LOST_SCHEDULER) as error:
+            raise ClusterError(
+                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}). 제출물 {len(left)}개가 "
+                "채점되지 않았습니다; 채점된 것은 성적부에 있으니, "
+                "다시 실행하면 남은 것만 채점합니다."
+            ) from None
+        finally:
+            self.bar.close()
+            self.bar = None
+
+    def _finish(self, future, submission: task.Submission) -> Graded:
+        from distributed import KilledWorker
+
+        assignment, student = submission.assignment, submission.student
+        error = future.exception()
+        if isinstance(error, KilledWorker):
+            tries = self._allowed_failures()
+            reason = self.driver.record_lost(
+                assignment, student, submission.digest, self.course, tries
+            )
+            self.per_worker["(죽은 작업자)"].append(0.0)
+            return Graded(
+                worker.Outcome(assignment, student, True, 0.0, tries), [lost_incident(reason)], True
+            )
+        if error is not None:
+            if isinstance(error, (CancelledError, *LOST_SCHEDULER)):
+                raise error
+            message = f"{type(error).__name__}: {error}"
+            return Graded(worker.Outcome(assignment, student, False, 0.0, 1, [message]), [], False)
+        result: task.Result = future.result()
+        self.per_worker[result.worker].append(result.seconds)
+        outcome = worker.Outcome(
+            assignment, student, result.ok, result.seconds, result.attempts, result.errors
+        )
+        if not result.ok:
+            return Graded(outcome, [], False)
+        written = self.driver.apply(result)
+        if written and self.budget_file and result.budget:
+            with open(self.budget_file, "a", encoding="utf-8") as out:
+                out.write("\n".join(result.budget) + "\n")
+        return Graded(outcome, result.incidents, written)
+
+    @staticmethod
+    def _allowed_failures() -> int:
+        import dask
+
+        return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+    def worker_summary(self) -> list[str]:
+        lines = []
+        for address, seconds in sorted(self.per_worker.items()):
+            mean = sum(seconds) / len(seconds) if seconds else 0.0
+            lines.append(f"  작업자 {address}: {len(seconds)}개, 평균 {mean:.1f} s")
+        if self.skipped:
+            lines.append(
+                f"  이미 같은 파일과 설정으로 채점된 제출물 {self.skipped}개는 건너뛰었습니다"
+            )
+        if self.driver.written:
+            per = self.driver.cpu / self.driver.written * 1000
+            wall = self.driver.wall / self.driver.written * 1000
+            lines.append(
+                f"  드라이버 기록 비용: 제출물당 CPU {per:.1f} ms, 경과 {wall:.1f} ms "
+                f"(한 드라이버로 시간당 약 {3600_000 / max(wall, 0.001):,.0f}개)"
+            )
+        return lines

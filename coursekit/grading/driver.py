@@ -1,0 +1,145 @@
+"""Only the driver writes: each `task.Result` into the gradebook and autograded/.
+
+One transaction per result writes what stock `nbgrader autograde` writes for
+that learner (the submission and its timestamp, per cell `auto_score`,
+`needs_manual_grade` and `auto_comment`, per notebook the late penalty) and a
+row of its own table `coursekit_graded`: (assignment, learner) -> the digest
+of the submitted files and of the course bundle it was graded with. A result
+whose digests are already there is not written again, so a task that Dask
+ran twice, or a `make grade` run again after a crash, writes nothing twice.
+nbgrader's own tables, commands and formgrader never read that table.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import warnings
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from sqlalchemy import Column, DateTime, MetaData, String, Table, and_, delete, select
+from sqlalchemy.exc import SAWarning
+
+from coursekit.grading import gradebook
+from coursekit.grading.bundle import safe_relative
+from coursekit.grading.fast import _CommitAtEnd
+from coursekit.grading.task import Result
+
+LEDGER = Table(
+    "coursekit_graded",
+    MetaData(),
+    Column("assignment", String(128), primary_key=True),
+    Column("student", String(128), primary_key=True),
+    Column("digest", String(64), nullable=False),  # of the submitted files
+    Column("course", String(64), nullable=False),  # of the course bundle
+    Column("graded_at", DateTime, nullable=False),
+)
+
+# The incident name of a submission make grade gave up on: the workers grading it kept dying.
+WORKER_LOST = "GradingWorkerLost"
+WORKER_LOST_REASON = (
+    "이 제출물을 채점하던 작업자 프로세스가 {tries}번 연달아 죽어 채점을 포기했습니다 "
+    "(커널 밖에서 채점기를 멈추게 하는 제출물). 모든 칸이 0점이며, 조교가 직접 확인해야 합니다."
+)
+
+
+class Driver:
+    """The one writer of a `make grade` run, with its own cost per result measured."""
+
+    def __init__(self, root: Path, db_url: str, course_id: str):
+        self.root, self.db_url, self.course_id = Path(root), db_url, course_id
+        self.cpu = self.wall = 0.0  # spent writing results and bookkeeping
+        self.written = 0
+        with Gradebook(db_url, course_id) as gb:
+            LEDGER.create(gb.db.get_bind(), checkfirst=True)
+
+    def graded(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(assignment, learner) -> (submission digest, course digest) already written."""
+        with Gradebook(self.db_url, self.course_id) as gb:
+            rows = gb.db.execute(
+                select(LEDGER.c.assignment, LEDGER.c.student, LEDGER.c.digest, LEDGER.c.course)
+            )
+            return {(a, s): (d, c) for a, s, d, c in rows}
+
+    def apply(self, result: Result) -> bool:
+        """Write one graded submission; False when it was already written (nothing done)."""
+        started, cpu = time.perf_counter(), time.process_time()
+        try:
+            return self._apply(result)
+        finally:
+            self.wall += time.perf_counter() - started
+            self.cpu += time.process_time() - cpu
+
+    def _apply(self, result: Result) -> bool:
+        key = (result.assignment, result.student)
+        if self.graded().get(key) == (result.digest, result.course):
+            return False
+        self._write_autograded(result)
+        with Gradebook(self.db_url, self.course_id) as gb, warnings.catch_warnings():
+            warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission (worker.py)
+            session = gb.db = _CommitAtEnd(gb.db)
+            gb.update_or_create_student(result.student)
+            if result.timestamp is not None:
+                gb.update_or_create_submission(*key, timestamp=result.timestamp)
+            else:
+                gb.update_or_create_submission(*key)
+            for name, rows in result.notebooks.items():
+                notebook = gb.find_submission_notebook(name, *key)
+                notebook.late_submission_penalty = rows.late_submission_penalty
+                for grade in notebook.grades:
+                    if grade.name in rows.grades:
+                        auto_score, needs_manual = rows.grades[grade.name]
+                        grade.auto_score = auto_score
+                        # SaveAutoGrades: a cell a TA already graded by hand needs review
+                        # again (the scratch gradebook had no manual scores to see).
+                        grade.needs_manual_grade = needs_manual or (
+                            rows.submitted and grade.manual_score is not None
+                        )
+                for comment in notebook.comments:
+                    if comment.name in rows.comments:
+                        comment.auto_comment = rows.comments[comment.name]
+            self._record(session, result.assignment, result.student, result.digest, result.course)
+            session.commit_now()
+        self.written += 1
+        return True
+
+    def _record(self, session, assignment, student, digest, course) -> None:
+        where = and_(LEDGER.c.assignment == assignment, LEDGER.c.student == student)
+        session.execute(delete(LEDGER).where(where))
+        now = datetime.now(UTC).replace(tzinfo=None)
+        session.execute(
+            LEDGER.insert().values(
+                assignment=assignment, student=student, digest=digest, course=course, graded_at=now
+            )
+        )
+
+    def _write_autograded(self, result: Result) -> None:
+        folder = self.root / "autograded" / result.student / result.assignment
+        shutil.rmtree(folder, ignore_errors=True)  # as autograde --force
+        folder.mkdir(parents=True, exist_ok=True)
+        for relative, content in result.autograded.items():
+            path = folder / safe_relative(relative)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+
+    def record_lost(
+        self, assignment: str, student: str, digest: str, course: str, tries: int
+    ) -> str:
+        """A submission whose workers kept dying: 0 on every cell, the reason in its notebook."""
+        started, cpu = time.perf_counter(), time.process_time()
+        reason = WORKER_LOST_REASON.format(tries=tries)
+        gradebook.grade_unreadable(self.root, self.db_url, self.course_id, assignment, student)
+        gradebook.write_unreadable_notebooks(self.root, assignment, student, reason)
+        with Gradebook(self.db_url, self.course_id) as gb:
+            self._record(gb.db, assignment, student, digest, course)
+            gb.db.commit()
+        self.wall += time.perf_counter() - started
+        self.cpu += time.process_time() - cpu
+        self.written += 1
+        return reason
+
+
+def lost_incident(reason: str) -> dict[str, str]:
+    return {"cell": "*", "ename": WORKER_LOST, "reason": reason}

@@ -1,0 +1,248 @@
+"""One Dask task is one submission: plain data in, plain data out.
+
+In: a `Submission` (assignment, learner, digest of the submitted files, and
+the files as bytes). Out: a `Result` (the autograded files, per notebook the
+gradebook values stock `nbgrader autograde` wrote, incidents and verdict
+records). The worker never sees the class: a `CoursePlugin` brings it the
+course once (coursekit.grading.bundle), and each task grades its submission
+with `worker.grade` (stock autograde, the course's preprocessors) in the
+worker's private scratch course, whose gradebook holds the assignment's
+definitions and this one learner. Learner code runs, as everywhere, in the
+sandboxed kernels that SandboxedExecute starts, never in the worker's process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from coursekit.grading.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
+
+# Modules a worker must import from the bundle, not from wherever its environment has them.
+COURSE_PACKAGES = ("solutions", "grader_tests")
+
+
+class SandboxRefusedError(RuntimeError):
+    """This worker has no sandbox for learner code, so it grades nothing."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    assignment: str
+    student: str
+    digest: str
+    files: dict[str, bytes]  # relative path in the submitted folder -> content
+
+
+@dataclass
+class NotebookRows:
+    """What autograde wrote for one submitted notebook, by cell name."""
+
+    submitted: bool  # False: the file was missing, every cell scored 0 (stock's rule)
+    late_submission_penalty: float | None
+    grades: dict[str, tuple[float | None, bool]]  # cell -> (auto_score, needs_manual_grade)
+    comments: dict[str, str | None]  # cell -> auto_comment
+
+
+@dataclass
+class Result:
+    assignment: str
+    student: str
+    digest: str
+    course: str  # the bundle's digest
+    ok: bool
+    seconds: float
+    attempts: int
+    worker: str
+    errors: list[str] = field(default_factory=list)
+    timestamp: datetime | None = None
+    notebooks: dict[str, NotebookRows] = field(default_factory=dict)
+    autograded: dict[str, bytes] = field(default_factory=dict)
+    incidents: list[dict[str, str]] = field(default_factory=list)
+    verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
+    budget: list[str] = field(default_factory=list)  # JSON lines, when --budget
+
+
+def files_digest(files: dict[str, bytes]) -> str:
+    digest = hashlib.sha256()
+    for relative in sorted(files):
+        digest.update(f"\0{relative}\0".encode())
+        digest.update(hashlib.sha256(files[relative]).digest())
+    return digest.hexdigest()
+
+
+def read_submission(root: Path, assignment: str, student: str) -> Submission:
+    """The submitted folder's regular files (links and special files are left out: untrusted)."""
+    folder = Path(root) / "submitted" / student / assignment
+    files: dict[str, bytes] = {}
+    for current, dirs, names in os.walk(folder):  # os.walk does not follow links to folders
+        dirs[:] = sorted(d for d in dirs if not (Path(current) / d).is_symlink())
+        for name in sorted(names):
+            path = Path(current) / name
+            if path.is_file() and not path.is_symlink():
+                files[str(path.relative_to(folder))] = path.read_bytes()
+    return Submission(assignment, student, files_digest(files), files)
+
+
+def plugin_name(bundle: CourseBundle) -> str:
+    return f"coursekit-course-{bundle.digest[:16]}"
+
+
+class CoursePlugin(WorkerPlugin):
+    """The course on a worker: unpacked once, its checks importable, its warm-kernel parent up."""
+
+    def __init__(self, bundle: CourseBundle, unsafe_no_sandbox: bool = False):
+        self.bundle = bundle
+        self.name = plugin_name(bundle)
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+
+    def setup(self, worker):
+        # nbgrader runs `alembic` by name: this environment's, wherever `dask worker` started.
+        bin_folder = str(Path(sys.executable).parent)
+        if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
+            os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
+        self.folder = Path(worker.local_directory) / self.name
+        self.bundle.unpack(self.folder)
+        self.lock = threading.Lock()  # one autograde at a time per process (it chdirs)
+        self.refused = None
+        if not self.unsafe_no_sandbox:
+            from coursekit.sandbox import policy
+
+            try:
+                policy.check_available()
+            except policy.SandboxUnavailableError as error:
+                self.refused = str(error)
+                return
+        use_course_packages(self.folder)
+        from coursekit.course import load_config
+        from coursekit.grading.execute import start_warm_parent
+
+        # This worker process's own warm-kernel parent; it imports while the worker waits.
+        self.zygote = (
+            None if self.unsafe_no_sandbox else start_warm_parent(load_config(self.folder))
+        )
+
+    def teardown(self, worker):
+        zygote = getattr(self, "zygote", None)
+        if zygote is not None:
+            zygote.close()
+
+    def grade(self, submission: Submission, extra_args: list[str], with_budget: bool) -> Result:
+        with self.lock:
+            return self._grade(submission, extra_args, with_budget)
+
+    def _grade(self, submission: Submission, extra_args: list[str], with_budget: bool) -> Result:
+        from coursekit.grading import worker
+
+        if self.refused:
+            raise SandboxRefusedError(
+                f"이 작업자에서는 학습자 코드를 격리할 수 없어 채점하지 않습니다: {self.refused}"
+            )
+        assignment, student = submission.assignment, submission.student
+        for leftover in ("submitted", "autograded", "gradebook.db", "budget.jsonl"):
+            path = self.folder / leftover
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        submitted = self.folder / "submitted" / student / assignment
+        for relative, content in submission.files.items():
+            path = submitted / safe_relative(relative)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        submitted.mkdir(parents=True, exist_ok=True)
+        database = self.folder / "gradebook.db"
+        shutil.copyfile(self.folder / DEFINITIONS_DB, database)
+        db_url = f"sqlite:///{database}"
+        budget_file = str(self.folder / "budget.jsonl") if with_budget else None
+        worker.init_worker(
+            str(self.folder), [f"--CourseDirectory.db_url={db_url}", *extra_args], budget_file
+        )
+        outcome = worker.grade((assignment, student))
+        result = Result(
+            assignment,
+            student,
+            submission.digest,
+            self.bundle.digest,
+            outcome.ok,
+            outcome.seconds,
+            outcome.attempts,
+            worker_address(),
+            outcome.errors,
+        )
+        if budget_file and Path(budget_file).exists():
+            result.budget = Path(budget_file).read_text(encoding="utf-8").splitlines()
+        if outcome.ok:
+            read_outcome(result, db_url, self.bundle.course_id, self.folder)
+        return result
+
+
+def worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except ValueError:
+        return "local"
+
+
+def use_course_packages(folder: Path) -> None:
+    """Import solutions/ and grader_tests/ from the bundle, not from the environment's path."""
+    if sys.path[:1] != [str(folder)]:
+        sys.path.insert(0, str(folder))
+    for name in list(sys.modules):
+        if name.split(".")[0] in COURSE_PACKAGES:
+            module_file = getattr(sys.modules[name], "__file__", None) or ""
+            if not module_file.startswith(str(folder)):
+                del sys.modules[name]
+
+
+def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> None:
+    """The scratch gradebook's rows for this learner and the autograded files, as plain data."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from coursekit import cells
+    from coursekit.grading import gradebook
+
+    assignment, student = result.assignment, result.student
+    submitted = folder / "submitted" / student / assignment
+    with Gradebook(db_url, course_id) as gb:
+        submission = gb.find_submission(assignment, student)
+        result.timestamp = submission.timestamp
+        for notebook in submission.notebooks:
+            result.notebooks[notebook.name] = NotebookRows(
+                submitted=(submitted / f"{notebook.name}.ipynb").exists(),
+                late_submission_penalty=notebook.late_submission_penalty,
+                grades={g.name: (g.auto_score, g.needs_manual_grade) for g in notebook.grades},
+                comments={c.name: c.auto_comment for c in notebook.comments},
+            )
+    out = folder / "autograded" / student / assignment
+    for path in sorted(out.rglob("*")) if out.is_dir() else []:
+        if path.is_file() and not path.is_symlink():
+            result.autograded[str(path.relative_to(out))] = path.read_bytes()
+    result.incidents = gradebook.graded_incidents(folder, assignment, student)
+    for path in sorted(out.glob("*.ipynb")) if out.is_dir() else []:
+        try:
+            records = cells.verdict_records(nbformat.read(path, as_version=4))
+        except Exception:  # an unreadable output notebook has no records to give
+            continue
+        if records:
+            result.verdicts[path.stem] = records
+
+
+def grade_on_worker(
+    submission: Submission, name: str, extra_args: list[str], with_budget: bool = False
+) -> Result:
+    """The Dask task: grade one submission with the course plugin `name` of this worker."""
+    from distributed import get_worker
+
+    plugin = get_worker().plugins.get(name)
+    if plugin is None:
+        raise RuntimeError(f"이 작업자에 과정 번들 {name} 이(가) 없습니다")
+    return plugin.grade(submission, list(extra_args), with_budget)
