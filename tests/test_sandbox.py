@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 import shutil
 import socket
@@ -489,9 +490,11 @@ def other_account():
 
 
 def as_account(name: str, script: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["runuser", "-u", name, "--", "/bin/sh", "-c", script], capture_output=True, text=True
-    )
+    """Run a shell script as that account (setpriv: no PAM session, so it leaves no keyring)."""
+    account = pwd.getpwnam(name)
+    ids = [f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}", "--clear-groups"]
+    command = ["setpriv", *ids, "/bin/sh", "-c", script]
+    return subprocess.run(command, capture_output=True, text=True)
 
 
 def test_the_uid_leases_live_where_no_other_account_can_write(other_account):
