@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from nbgrader import utils
 
 from coursekit import cells
-from coursekit.grading.incidents import ENAMES as GUARD_ENAMES  # Korean reasons already
+from coursekit.grading import incidents  # the grader's records, with Korean reasons
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
@@ -180,9 +180,8 @@ def diagnose(cell, notebook_functions: list[Function]) -> Diagnosis:
     outputs = errors(cell)
     enames = [o.get("ename", "") for o in outputs]
 
-    for output in outputs:  # a grading guard's own Korean reason comes first
-        if output.get("ename") in GUARD_ENAMES:
-            return Diagnosis(WRONG, output.get("evalue", ""))
+    for record in incidents.of_cell(cell):  # a grading guard's own Korean reason comes first
+        return Diagnosis(WRONG, record["reason"])
     if "CellTimeoutError" in enames:
         evalue = next(o.get("evalue", "") for o in outputs if o.get("ename") == "CellTimeoutError")
         message = evalue if _is_korean(evalue) else MESSAGES["timeout"]

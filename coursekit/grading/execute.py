@@ -113,6 +113,7 @@ class SandboxedExecute(Execute):
         self._stopped: str | None = None  # why later cells are not run
         self._setup_sources = self._gradebook_setup_sources(resources)
         cells.forget_verdicts(nb)
+        incidents.forget(nb)  # only the grader's own records count
         self._trusted = TrustedNotebook()
         self._bridge = Bridge()
         try:

@@ -96,7 +96,8 @@ def write_unreadable_notebooks(root: Path, assignment: str, student: str, reason
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
             if cells.is_test(cell):
-                cell.outputs = [incidents.error_output(incidents.INVALID_NOTEBOOK, reason)]
+                cell.outputs = []
+                incidents.add(cell, incidents.INVALID_NOTEBOOK, reason)
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / path.name)
 

@@ -1,4 +1,14 @@
-"""Why a cell scored 0 because of a grading guard: error outputs with Korean messages."""
+"""Why a cell scored 0 because of a grading guard: the grader's records, shown as error outputs.
+
+An incident is a record the grader writes into the cell's metadata
+(`INCIDENTS_KEY`, as `cells.VERDICT_KEY` holds a failed check's verdict),
+next to an error output with its Korean reason that formgrader and the
+feedback show. Whatever a submission brings under that key is dropped before
+grading (`forget`), and every reader (`make grade`'s summary,
+reports/grading_incidents.json, the TA report) reads the records, never an
+error output's name: a learner's exception called `KernelDied` is only an
+error of its cell.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +28,10 @@ TRUSTED_CHECK_FAILED = "TrustedCheckFailed"
 CALL_TIME_LIMIT = "CallTimeLimit"
 BRIDGE_BROKEN = "BridgeBroken"
 INVALID_NOTEBOOK = "InvalidNotebook"
+NOTEBOOK_SHAPE = "NotebookShapeLimit"  # part of a notebook cut to its bounds (grading.shapes)
+
+# Where the grader keeps a cell's incidents: [{"ename": ..., "reason": ...}].
+INCIDENTS_KEY = "coursekit_incidents"
 
 ENAMES = frozenset(
     {
@@ -31,6 +45,7 @@ ENAMES = frozenset(
         CALL_TIME_LIMIT,
         BRIDGE_BROKEN,
         INVALID_NOTEBOOK,
+        NOTEBOOK_SHAPE,
     }
 )
 
@@ -43,17 +58,39 @@ def error_output(ename: str, message: str) -> NotebookNode:
 
 
 def add(cell, ename: str, message: str) -> None:
+    """Record an incident of the grader's in the cell, and show it as an error output."""
+    if ename not in ENAMES:
+        raise ValueError(f"not an incident: {ename}")
     cell.setdefault("outputs", []).append(error_output(ename, message))
+    cell.setdefault("metadata", {}).setdefault(INCIDENTS_KEY, []).append(
+        {"ename": ename, "reason": message}
+    )
+
+
+def of_cell(cell) -> list[dict[str, str]]:
+    """The grader's incidents recorded in this cell ([] for anything malformed)."""
+    records = cell.get("metadata", {}).get(INCIDENTS_KEY)
+    if type(records) is not list:
+        return []
+    return [
+        {"ename": r["ename"], "reason": str(r.get("reason", ""))}
+        for r in records
+        if isinstance(r, dict) and r.get("ename") in ENAMES
+    ]
+
+
+def forget(nb) -> None:
+    """Drop incident records a submitted notebook carries: only the grader's count."""
+    for cell in nb.cells:
+        cell.get("metadata", {}).pop(INCIDENTS_KEY, None)
 
 
 def in_notebook(nb) -> list[dict[str, str]]:
-    """[{cell, ename, reason}] for every guard error output in a graded notebook."""
+    """[{cell, ename, reason}] for every incident the grader recorded in a graded notebook."""
     found = []
     for index, cell in enumerate(nb.cells):
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error" and output.get("ename") in ENAMES:
-                found.append({"cell": grade_id, "ename": output.ename, "reason": output.evalue})
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {index}"
+        found += [{"cell": grade_id, **record} for record in of_cell(cell)]
     return found
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from coursekit import cells
 from coursekit.course import Course
+from coursekit.grading import incidents
 from grader_tests.verdict import Verdict, describe_case_record
 
 
@@ -97,11 +98,15 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             # One read of the learner's autograded notebook serves every question below.
             autograded = course.autograded_notebook(student, assignment)
             errors, verdicts = cells.error_texts(autograded), cells.verdict_records(autograded)
+            # A guard's reason comes from the grader's record, never from an error's name.
+            guarded = {i["cell"]: i for i in incidents.in_notebook(autograded)}
             for grade in graded.grades:
                 if grade.needs_manual_grade:
                     result.manual_cells.append(grade.name)
                 elif grade.name in autograded_points and (grade.score or 0) < grade.max_score:
                     message = errors.get(grade.name, "")
+                    if grade.name in guarded:
+                        message = "{ename}: {reason}".format(**guarded[grade.name])
                     score = grade.score or 0
                     record = verdicts.get(grade.name)
                     result.failures.append(
