@@ -473,6 +473,19 @@ def test_a_many_process_memory_bomb_is_capped_over_the_whole_sandbox():
     assert 0 < held <= 3
 
 
+def test_without_a_memory_cgroup_grading_says_so_and_still_runs(monkeypatch, caplog):
+    why = "the machine has no memory cgroup controller the grader may use"
+    monkeypatch.setattr(cgroup, "_controller", lambda: why)
+    cgroup.warn_once.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger=cgroup.__name__):
+            assert run_in_sandbox("found = 1") == 1
+    finally:
+        cgroup.warn_once.cache_clear()
+    said = [r.getMessage() for r in caplog.records if r.name == cgroup.__name__]
+    assert len(said) == 1 and why in said[0] and "per process only" in said[0]
+
+
 # ---------------------------------------------------------------- uid leases
 
 
