@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import logging
 import os
 import time
@@ -23,6 +24,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 PREFIX = "coursekit-sandbox-"
+_NUMBERS = itertools.count()
 
 
 @functools.cache
@@ -69,15 +71,18 @@ def unavailable() -> str | None:
 
 
 class MemoryCap:
-    """The cgroup of one sandbox: `procs` is the file its first process writes its pid into."""
+    """The cgroup of one sandbox: `procs` is the file its first process writes its pid into.
 
-    def __init__(self, name: str, limit_mb: int):
+    Named by the sandbox's uid, this process and a counter: never one that exists.
+    """
+
+    def __init__(self, uid: int, limit_mb: int):
         found = _controller()
         if isinstance(found, str):
             raise OSError(found)
         self.version, parent = found
-        self.folder = parent / f"{PREFIX}{name}"
-        _remove(self.folder)  # a previous grader's, if it ended before removing it
+        _remove_stale(parent)
+        self.folder = parent / f"{PREFIX}{uid}-{os.getpid()}-{next(_NUMBERS)}"
         self.folder.mkdir(mode=0o755)
         limit = str(limit_mb * 2**20)
         try:
@@ -97,6 +102,14 @@ class MemoryCap:
     def close(self) -> None:
         """Remove the cgroup once its processes are gone (a killed sandbox takes milliseconds)."""
         _remove(self.folder, wait=1.0)
+
+
+@functools.cache
+def _remove_stale(parent: Path) -> None:
+    """Once per process: remove the empty cgroups of graders that ended without doing so."""
+    for folder in parent.glob(f"{PREFIX}*"):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # refused while it holds a process: a live sandbox's
 
 
 def _remove(folder: Path, wait: float = 0.0) -> None:

@@ -177,10 +177,13 @@ class SandboxMixin:
             cgroup.warn_once()
             return None
         try:
-            return cgroup.MemoryCap(str(self._lease.uid), self.limits.memory_mb)
-        except OSError as error:
-            self.log.warning("no memory cgroup for this sandbox: %s", error)
-            return None
+            return cgroup.MemoryCap(self._lease.uid, self.limits.memory_mb)
+        except OSError as error:  # the machine has cgroups: no sandbox goes without its cap
+            self._lease.release()
+            self._lease = None
+            raise policy.SandboxUnavailableError(
+                f"the sandbox's memory cgroup could not be made: {error}"
+            ) from None
 
     def _as_seen_inside(self, args: list[str]) -> list[str]:
         """The kernel's arguments with the connection file at its path in the sandbox."""
