@@ -111,8 +111,14 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends chromium fonts-nanum; }
 
-grade: venv bubblewrap  ## grade every collected submission in parallel (ARGS="--help" for options)
+grade: venv bubblewrap  ## grade every collected submission on Dask (a LocalCluster here; ARGS="--help")
 	$(BIN)/python -m coursekit.grading $(ARGS)
+
+# A TLS grading cluster past one machine (README "Past one machine"): a private CA and one
+# certificate for the scheduler, the workers and make grade, in build/dask-tls/.
+.PHONY: dask-certs
+dask-certs: venv  ## certificates for a TLS Dask grading cluster in build/dask-tls (ARGS="--host NAME")
+	$(BIN)/python -m coursekit.grading.cluster certs $(ARGS)
 
 bench: venv bubblewrap  ## stock autograde vs make grade vs bare nbclient, time budget, sizes (ARGS=--help)
 	$(BIN)/python -m coursekit.bench $(ARGS)

@@ -11,7 +11,9 @@ submissions are then graded, each run in a fresh copy of the course
    the other, as the README's instructor steps do (with the course's
    configuration, so its kernels are warm too; once more, for reference, with
    `--SandboxedExecute.warm_kernels=False`: one bwrap and one Python per kernel);
-2. make grade: `python -m coursekit.grading -j N`;
+2. make grade: `python -m coursekit.grading -j N` (a LocalCluster of N workers), and
+   the fork pool it replaced (`coursekit.bench_pool`), compared in CPU-seconds of the
+   whole process tree (wall clock too, which needs a quiet machine to compare);
 3. floor: the graded notebooks (hidden tests restored, outputs cleared)
    executed with bare nbclient in N parallel processes, no nbgrader at all.
 
@@ -20,7 +22,9 @@ make grade (target ≥ 4 on 2 cores) and make grade ÷ floor (target ≤ 1.3),
 and whether the gradebooks are identical. Then make grade once without the
 sandbox (what the sandbox costs), once with `--budget` (the measured time
 budget per notebook: each phase's wall time, the grader's and the kernel's
-CPU time), and once per class size of `--sizes` (seconds per notebook as the
+CPU time), once with `--stats` (the driver's own cost per result: ms of gradebook
+writing and bookkeeping per notebook, and so the notebooks an hour one driver
+can take), and once per class size of `--sizes` (seconds per notebook as the
 class grows; the larger classes repeat the first class's submissions under
 new learner ids).
 """
@@ -28,9 +32,12 @@ new learner ids).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +50,7 @@ from coursekit import cells, submissions
 from coursekit.course import Course
 from coursekit.grading import budget, gradebook
 from coursekit.grading.__main__ import default_jobs
+from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,6 +90,27 @@ def timed(action) -> float:
     started = time.perf_counter()
     action()
     return time.perf_counter() - started
+
+
+def cpu_timed(action) -> tuple[float, float]:
+    """Wall seconds, and CPU seconds of the processes it ran (reaped children, kernels too)."""
+    before, started = os.times(), time.perf_counter()
+    action()
+    after = os.times()
+    cpu = after.children_user - before.children_user
+    cpu += after.children_system - before.children_system
+    return time.perf_counter() - started, cpu
+
+
+def pool_grade(course: Course, jobs: int) -> None:
+    """The class graded by the fork pool `make grade` was before Dask (coursekit.bench_pool)."""
+    subprocess.run(
+        [sys.executable, "-m", "coursekit.bench_pool", str(course.root), str(jobs)],
+        cwd=course.root,
+        env=venv_environment(),
+        check=True,
+        capture_output=True,
+    )
 
 
 def execute(path: str) -> None:
@@ -167,14 +196,23 @@ def main(argv=None) -> int:
     template = prepare(work / "class", args.learners)
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
     times: dict[str, list[float]] = {"stock": [], "grade": [], "floor": []}
+    cpus: dict[str, list[float]] = {"grade": [], "pool": []}
+    pool_times: list[float] = []
     same = True
     for run in range(1, args.runs + 1):
         print(f"run {run}/{args.runs}: stock nbgrader autograde, sequential …", flush=True)
         stock = pristine(template, work / "stock")
         times["stock"].append(timed(lambda s=stock: [s.autograde(a) for a in s.assignments()]))
-        print(f"run {run}/{args.runs}: make grade -j {args.jobs} …", flush=True)
+        print(f"run {run}/{args.runs}: make grade -j {args.jobs} (LocalCluster) …", flush=True)
         parallel = pristine(template, work / "parallel")
-        times["grade"].append(make_grade(parallel, args.jobs))
+        wall, cpu = cpu_timed(lambda p=parallel: make_grade(p, args.jobs))
+        times["grade"].append(wall)
+        cpus["grade"].append(cpu)
+        print(f"run {run}/{args.runs}: the fork pool make grade was before Dask …", flush=True)
+        forked = pristine(template, work / "pool")
+        wall, cpu = cpu_timed(lambda p=forked: pool_grade(p, args.jobs))
+        pool_times.append(wall)
+        cpus["pool"].append(cpu)
         same = same and gradebook.dump(stock.db_url, stock.course_id) == gradebook.dump(
             parallel.db_url, parallel.course_id
         )
@@ -205,6 +243,10 @@ def main(argv=None) -> int:
     budget_file = work / "budget.jsonl"
     budget_file.unlink(missing_ok=True)
     make_grade(pristine(template, work / "budget"), args.jobs, "--budget", str(budget_file))
+    print(f"make grade -j {args.jobs} --stats (the driver's own cost) …", flush=True)
+    stats_file = work / "stats.json"
+    make_grade(pristine(template, work / "stats"), args.jobs, "--stats", str(stats_file))
+    driver = json.loads(stats_file.read_text(encoding="utf-8"))["driver"]
     per_notebook = {}
     for size in sizes:
         if size == args.learners:  # the class of the ratios: its median
@@ -223,6 +265,21 @@ def main(argv=None) -> int:
     label = f"make grade -j {args.jobs}"
     print(f"{label:<26} {grade_s:7.1f} s  ({grade_s / notebooks:.2f} s/notebook)")
     print(f"  without the sandbox      {unsafe_s:7.1f} s  (one run)")
+    pool_s, grade_cpu, pool_cpu = (
+        statistics.median(v) for v in (pool_times, cpus["grade"], cpus["pool"])
+    )
+    print(
+        f"LocalCluster vs fork pool  CPU {grade_cpu / notebooks * 1000:.0f} vs "
+        f"{pool_cpu / notebooks * 1000:.0f} CPU-ms per notebook ({grade_cpu / pool_cpu:.3f}×, "
+        f"target ≤ 1.05); wall {grade_s:.1f} vs {pool_s:.1f} s ({grade_s / pool_s:.3f}×: "
+        "compare wall clock only on a quiet machine)"
+    )
+    per_hour = 3600_000 / max(driver["wall_ms_per_result"], 0.001)
+    print(
+        f"driver's own cost          {driver['cpu_ms_per_result']:.1f} CPU-ms, "
+        f"{driver['wall_ms_per_result']:.1f} ms per notebook (gradebook and bookkeeping): "
+        f"one driver takes about {per_hour:,.0f} notebooks an hour"
+    )
     print(f"floor (bare nbclient -j {args.jobs}) {floor_s:7.1f} s")
     sandbox_cost = (grade_s - unsafe_s) * (os.cpu_count() or 1) / notebooks
     print(f"sandbox's cost             {sandbox_cost:7.2f} s per notebook (CPU-seconds, ±noise)")

@@ -34,6 +34,7 @@ if "jsonschema" not in sys.modules:
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import argparse
+import json
 import os
 import time
 from pathlib import Path
@@ -84,6 +85,12 @@ def parse_args(argv):
         help="append a measured time budget per submission to FILE (JSON lines)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--stats",
+        type=Path,
+        metavar="FILE",
+        help="write what each worker did and the driver's own cost per result to FILE (JSON)",
+    )
     parser.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
@@ -204,6 +211,8 @@ def main(argv=None) -> int:
     elapsed = time.perf_counter() - started
     print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
     print("\n".join(run.worker_summary()))
+    if args.stats:
+        args.stats.write_text(json.dumps(run.stats(), indent=2) + "\n", encoding="utf-8")
     return 1 if failed else 0
 
 

@@ -165,9 +165,11 @@ class ClassRun:
         outcome = worker.Outcome(
             assignment, student, result.ok, result.seconds, result.attempts, result.errors
         )
-        if not result.ok:
+        if result.course != self.bundle.digest:  # graded with another version of the course
+            outcome.ok, outcome.errors = False, ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"]
+        if not outcome.ok:
             return Graded(outcome, [], False)
-        written = self.driver.apply(result)
+        written = self.driver.apply(result, self.course)
         if written and self.budget_file and result.budget:
             with open(self.budget_file, "a", encoding="utf-8") as out:
                 out.write("\n".join(result.budget) + "\n")
@@ -178,6 +180,21 @@ class ClassRun:
         import dask
 
         return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+    def stats(self) -> dict:
+        """What each worker graded, and the driver's own cost per result written."""
+        written = max(self.driver.written, 1)
+        return {
+            "workers": {
+                a: {"results": len(s), "seconds": sum(s)} for a, s in self.per_worker.items()
+            },
+            "skipped": self.skipped,
+            "driver": {
+                "results": self.driver.written,
+                "cpu_ms_per_result": self.driver.cpu / written * 1000,
+                "wall_ms_per_result": self.driver.wall / written * 1000,
+            },
+        }
 
     def worker_summary(self) -> list[str]:
         lines = []

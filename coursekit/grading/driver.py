@@ -63,18 +63,20 @@ class Driver:
             )
             return {(a, s): (d, c) for a, s, d, c in rows}
 
-    def apply(self, result: Result) -> bool:
-        """Write one graded submission; False when it was already written (nothing done)."""
+    def apply(self, result: Result, course: str) -> bool:
+        """Write one graded submission; False when it was already written (nothing done).
+
+        `course`: the digest of the course bundle and the grading options."""
         started, cpu = time.perf_counter(), time.process_time()
         try:
-            return self._apply(result)
+            return self._apply(result, course)
         finally:
             self.wall += time.perf_counter() - started
             self.cpu += time.process_time() - cpu
 
-    def _apply(self, result: Result) -> bool:
+    def _apply(self, result: Result, course: str) -> bool:
         key = (result.assignment, result.student)
-        if self.graded().get(key) == (result.digest, result.course):
+        if self.graded().get(key) == (result.digest, course):
             return False
         self._write_autograded(result)
         with Gradebook(self.db_url, self.course_id) as gb, warnings.catch_warnings():
@@ -100,7 +102,7 @@ class Driver:
                 for comment in notebook.comments:
                     if comment.name in rows.comments:
                         comment.auto_comment = rows.comments[comment.name]
-            self._record(session, result.assignment, result.student, result.digest, result.course)
+            self._record(session, result.assignment, result.student, result.digest, course)
             session.commit_now()
         self.written += 1
         return True

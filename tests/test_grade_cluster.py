@@ -1,0 +1,366 @@
+"""`make grade` on Dask: the stock gradebook on a LocalCluster and on a TLS cluster started
+from the command line with a worker killed half way; a rerun adds nothing.
+
+One class (the reference, the untouched release and three catalog mistakes of
+the first assignment, with submission timestamps) is graded three times in
+scratch copies of the course: by stock `nbgrader autograde`, by `make grade
+-j 2` (its LocalCluster), and by `make grade --scheduler tls://...` on a real
+`dask scheduler` and two `dask worker` processes, each worker in a folder of
+its own without the class; one worker is SIGKILLed once half the class is
+graded. A submission that kills every worker that takes it is recorded for
+that learner (tried on a LocalCluster in process, the kill planted by a
+test-only worker plugin) while the rest are graded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from catalog import catalogs
+from coursekit import submissions
+from coursekit.grading import cluster, gradebook
+from coursekit.grading.driver import LEDGER, WORKER_LOST
+from coursekit.release import venv_environment
+from tests.course_sandbox import CourseSandbox
+
+pytestmark = pytest.mark.xdist_group("grade_cluster")
+
+BIN = Path(sys.executable).parent
+
+
+def build_class(path: Path) -> CourseSandbox:
+    sandbox = CourseSandbox(path)
+    assignment = sandbox.assignments()[0]
+    sandbox.generate(assignment)
+    release, source = sandbox.release_notebook(assignment), sandbox.source_notebook(assignment)
+    learners = {
+        "reference": submissions.fill(release, source),
+        "blank-release": submissions.fill(release, source, blank=True),
+    }
+    for mistake in catalogs()[assignment].mistakes[:3]:
+        learners[mistake.student_id] = submissions.fill(
+            release, source, replace={mistake.function: mistake.source}
+        )
+    for minute, (student, nb) in enumerate(learners.items()):
+        folder = sandbox.submit(student, assignment, nb)
+        (folder / "timestamp.txt").write_text(f"2026-11-20 09:{minute:02d}:00.000000 UTC")
+    return sandbox
+
+
+def ledger(course: CourseSandbox) -> list[tuple]:
+    with course.gradebook() as gb:
+        return sorted(tuple(row) for row in gb.db.execute(LEDGER.select()))
+
+
+def autograded_files(course: CourseSandbox) -> dict[str, tuple[int, bytes]]:
+    found = {}
+    for path in sorted((course.root / "autograded").rglob("*")):
+        if path.is_file():
+            found[str(path.relative_to(course.root))] = (path.stat().st_mtime_ns, path.read_bytes())
+    return found
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory):
+    course = build_class(tmp_path_factory.mktemp("stock"))
+    course.autograde(course.assignments()[0])
+    return course
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    course = build_class(tmp_path_factory.mktemp("local"))
+    first = course.grade("-j", "2", check=False)
+    before = (
+        ledger(course),
+        autograded_files(course),
+        gradebook.dump(course.db_url, course.course_id),
+    )
+    again = course.grade("-j", "2", check=False)
+    return course, first, before, again
+
+
+def test_localcluster_grades_the_stock_gradebook(stock, local):
+    course, first, _, _ = local
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    expected = gradebook.dump(stock.db_url, stock.course_id)
+    assert len(expected) == 5
+    assert gradebook.dump(course.db_url, course.course_id) == expected
+    assignment = stock.assignments()[0]
+    for student in stock.scores(assignment):
+        got = course.autograded_errors(student, assignment)
+        assert got == stock.autograded_errors(student, assignment)
+
+
+def test_localcluster_shows_progress_and_a_summary_per_worker(local):
+    _, first, _, _ = local
+    assert "[5/5]" in first.stdout and "채점 끝" in first.stdout
+    # tqdm's bar on stderr, with its rate; the workers are LocalCluster's on loopback
+    assert "5/5" in first.stderr, first.stderr[-2000:]
+    assert re.search(r"제출물/s|s/제출물", first.stderr), first.stderr[-2000:]
+    workers = [line for line in first.stdout.splitlines() if "작업자 tcp://127.0.0.1:" in line]
+    assert len(workers) >= 1 and sum(int(w.split(": ")[1].split("개")[0]) for w in workers) == 5
+    assert "드라이버 기록 비용" in first.stdout
+
+
+def test_a_rerun_adds_nothing(local):
+    course, _, before, again = local
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "5개는 건너뛰었습니다" in again.stdout
+    assert len(before[0]) == 5
+    after = (
+        ledger(course),
+        autograded_files(course),
+        gradebook.dump(course.db_url, course.course_id),
+    )
+    assert after == before  # not a row, not a file (same mtimes) written again
+
+
+def test_a_changed_submission_is_graded_again(tmp_path):
+    """Not vacuous: the ledger skips only the same files; a new hand-in is graded."""
+    from coursekit.grading.task import read_submission
+
+    course = CourseSandbox(tmp_path)
+    assignment = course.assignments()[0]
+    folder = course.root / "submitted" / "someone" / assignment
+    folder.mkdir(parents=True)
+    (folder / "a.ipynb").write_text("{}")
+    first = read_submission(course.root, assignment, "someone")
+    (folder / "a.ipynb").write_text('{"x": 1}')
+    assert read_submission(course.root, assignment, "someone").digest != first.digest
+    os.symlink("/etc/passwd", folder / "link.txt")  # links are not read (untrusted folder)
+    assert set(read_submission(course.root, assignment, "someone").files) == {"a.ipynb"}
+
+
+# ---------------------------------------------------------------- a TLS cluster by hand
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def tls_flags(folder: Path) -> list[str]:
+    return [
+        f"--tls-ca-file={folder / 'ca.pem'}",
+        f"--tls-cert={folder / 'node.pem'}",
+        f"--tls-key={folder / 'node-key.pem'}",
+    ]
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory):
+    certs = tmp_path_factory.mktemp("certs")
+    cluster.make_certificates(certs, ["127.0.0.1", "localhost"])
+    port = free_port()
+    address = f"tls://127.0.0.1:{port}"
+    env = venv_environment()
+    started = []
+    scheduler = subprocess.Popen(
+        [
+            BIN / "dask",
+            "scheduler",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--protocol=tls",
+            "--no-dashboard",
+            *tls_flags(certs),
+        ],
+        cwd=tmp_path_factory.mktemp("scheduler"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(scheduler)
+    workers = []
+    for number in range(2):
+        folder = tmp_path_factory.mktemp(f"worker{number}")  # a folder of its own, no class
+        workers.append(
+            subprocess.Popen(
+                [
+                    BIN / "dask",
+                    "worker",
+                    address,
+                    "--nthreads=1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--host=127.0.0.1",
+                    f"--local-directory={folder}",
+                    *tls_flags(certs),
+                ],
+                cwd=folder,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    started += workers
+    yield address, certs, workers
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def wait_for_workers(address: str, certs: Path, count: int) -> None:
+    from distributed import Client
+    from distributed.security import Security
+
+    security = Security(
+        tls_ca_file=str(certs / "ca.pem"),
+        tls_client_cert=str(certs / "node.pem"),
+        tls_client_key=str(certs / "node-key.pem"),
+        require_encryption=True,
+    )
+    with Client(address, security=security, timeout=60) as client:
+        client.wait_for_workers(count, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def on_tls(tmp_path_factory, tls_cluster):
+    address, certs, workers = tls_cluster
+    wait_for_workers(address, certs, 2)
+    course = build_class(tmp_path_factory.mktemp("tls"))
+    env = {**venv_environment(), "COURSE_DASK_TLS_DIR": str(certs)}
+    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
+    run = subprocess.Popen(
+        [*command, "--scheduler", address],
+        cwd=course.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines, killed = [], None
+    for line in run.stdout:
+        lines.append(line)
+        if line.startswith("[2/5]") and killed is None:
+            killed = workers[0]
+            killed.send_signal(signal.SIGKILL)  # half way: its task goes to the other worker
+    stderr = run.stderr.read()
+    run.wait(timeout=600)
+    before = ledger(course)
+    again = subprocess.run(
+        [*command, "--scheduler", address],
+        cwd=course.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return course, run.returncode, "".join(lines), stderr, killed, before, again
+
+
+def test_a_tls_cluster_with_a_worker_killed_half_way_gives_the_stock_gradebook(stock, on_tls):
+    course, returncode, stdout, stderr, killed, _, _ = on_tls
+    assert returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert killed is not None and killed.poll() == -signal.SIGKILL
+    assert "[5/5]" in stdout
+    assert gradebook.dump(course.db_url, course.course_id) == gradebook.dump(
+        stock.db_url, stock.course_id
+    )
+    assert "작업자 tls://127.0.0.1:" in stdout
+
+
+def test_a_rerun_on_the_tls_cluster_adds_nothing(on_tls):
+    course, _, _, _, _, before, again = on_tls
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "5개는 건너뛰었습니다" in again.stdout
+    assert len(before) == 5 and ledger(course) == before
+
+
+def test_plain_tcp_beyond_loopback_is_refused_and_a_missing_scheduler_is_said_plainly(tmp_path):
+    course = CourseSandbox(tmp_path)
+    with pytest.raises(cluster.ClusterError, match="TLS"):
+        cluster.check_address("tcp://192.0.2.1:8786")
+    assert cluster.check_address("tcp://127.0.0.1:8786") == "tcp"
+    assert cluster.check_address("tls://192.0.2.1:8786") == "tls"
+    folder = course.root / "submitted" / "someone" / course.assignments()[0]
+    folder.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), folder / "x.ipynb")
+    run = course.grade("--scheduler", f"tcp://127.0.0.1:{free_port()}", check=False)
+    assert run.returncode == 3, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "스케줄러" in run.stderr and "연결하지 못했습니다" in run.stderr
+
+
+# ---------------------------------------------------------------- a submission that kills workers
+
+
+class KillOnGrading(WorkerPlugin):
+    """Test-only worker plugin: the worker process dies when it starts grading `student`."""
+
+    name = "test-kill-on-grading"
+
+    def __init__(self, student: str):
+        self.student = student
+
+    def setup(self, worker):
+        from coursekit.grading import task
+
+        original, student = task.CoursePlugin.grade, self.student
+
+        def grade(plugin, submission, *args, **kwargs):
+            if submission.student == student:
+                os._exit(1)
+            return original(plugin, submission, *args, **kwargs)
+
+        task.CoursePlugin.grade = grade
+
+
+def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from coursekit.grading import distribute
+
+    course = build_class(tmp_path)
+    assignment = course.assignments()[0]
+    tasks = [(assignment, "reference"), (assignment, "blank-release")]
+    db_url = gradebook.with_busy_timeout(course.db_url)
+    gradebook.prepare(db_url, course.course_id, tasks)
+    env = venv_environment()
+    old_path, os.environ["PATH"] = os.environ["PATH"], env["PATH"]
+    try:
+        with (
+            LocalCluster(
+                n_workers=1,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=50,
+            ) as dask_cluster,
+            Client(dask_cluster) as client,
+        ):
+            client.register_plugin(KillOnGrading("blank-release"))
+            run = distribute.ClassRun(
+                client,
+                course.root,
+                db_url,
+                course.course_id,
+                tasks,
+                [f"--CourseDirectory.db_url={db_url}"],
+                quiet=True,
+            )
+            results = {g.outcome.student: g for g in run.results()}
+    finally:
+        os.environ["PATH"] = old_path
+    assert results["reference"].outcome.ok and results["reference"].incidents == []
+    lost = results["blank-release"]
+    assert [i["ename"] for i in lost.incidents] == [WORKER_LOST]
+    assert "작업자 프로세스가 3번" in lost.incidents[0]["reason"]
+    scores = course.scores(assignment)
+    assert set(scores["blank-release"].values()) == {0}
+    assert sum(v or 0 for v in scores["reference"].values()) > 0
+    shown = course.autograded_notebook("blank-release", assignment)
+    assert any("작업자 프로세스가 3번" in str(cell.get("outputs")) for cell in shown.cells)
