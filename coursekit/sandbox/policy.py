@@ -198,12 +198,19 @@ def _key_users() -> set[int]:
 
 
 def _owns_a_process(uid: int) -> bool:
+    """Whether a process runs as `uid` (its /proc folder is root's when it is not dumpable)."""
     with os.scandir("/proc") as entries:
         for entry in entries:
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    if entry.stat(follow_symlinks=False).st_uid == uid:
-                        return True
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                owner = entry.stat(follow_symlinks=False).st_uid
+                if owner == 0:
+                    with open(f"/proc/{entry.name}/status", encoding="ascii") as status:
+                        uids = next(line for line in status if line.startswith("Uid:"))
+                    owner = int(uids.split()[1])
+                if owner == uid:
+                    return True
     return False
 
 
