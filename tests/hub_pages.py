@@ -1,14 +1,19 @@
 """What the hub browser test does on the pages: log in, click formgrader's buttons,
-work in a learner's JupyterLab. Each step waits for what a person would wait for."""
+work in a learner's JupyterLab. Each step waits for what a person would wait for.
+
+A learner's JupyterLab speaks Korean: its menus and dialogs are found by the labels
+of the installed language pack (`Labels`), nbgrader's own labels stay English."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import time
 from pathlib import Path
 
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 LONG = 240_000  # ms: a step that starts a server, a kernel or grading on a loaded machine
 
@@ -29,11 +34,43 @@ class Shots:
         return path
 
 
-def log_in(browser, base: str, user: str, password: str) -> Page:
-    """A browser context of its own (its own cookies), logged in, JupyterLab loaded."""
+class Labels:
+    """JupyterLab's labels in one language, from the installed language pack's catalogue
+    (English, the labels themselves, without a locale)."""
+
+    def __init__(self, locale: str | None = None):
+        self.locale, self.catalog = locale, {}
+        if locale:
+            pack = importlib.import_module(f"jupyterlab_language_pack_{locale}")
+            folder = Path(pack.__file__).parent / "locale" / locale / "LC_MESSAGES"
+            self.catalog = json.loads((folder / "jupyterlab.json").read_text(encoding="utf-8"))
+
+    def __call__(self, text: str, context: str | None = None) -> str:
+        key = f"{context}\x04{text}" if context else text
+        return self.catalog.get(key, [text])[0]
+
+
+_LABELS: dict[int, Labels] = {}  # id(page) -> the language its JupyterLab speaks
+_CONSOLE: dict[int, list[str]] = {}  # id(page) -> the browser's console errors, for failures
+
+
+def labels(page: Page) -> Labels:
+    return _LABELS.get(id(page), Labels())
+
+
+def menu_bar(page: Page) -> list[str]:
+    return page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+
+
+def log_in(browser, base: str, user: str, password: str, locale: str | None = None) -> Page:
+    """A browser context of its own (its own cookies), logged in, JupyterLab loaded.
+    `locale`: the language this account's JupyterLab is set up to speak."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
     context.set_default_timeout(60_000)
     page = context.new_page()
+    _LABELS[id(page)] = Labels(locale)
+    errors = _CONSOLE.setdefault(id(page), [])
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
     page.goto(f"{base}/hub/login")
     page.fill("#username_input", user)
     page.fill("#password_input", password)
@@ -56,7 +93,12 @@ def formgrader_button(page: Page, row, cell: str, timeout: int = LONG) -> str:
 
     formgrader answers every action with a dialog: "Success" with nbgrader's log, or an
     error dialog with its traceback (raised here)."""
-    row.locator(f"td.{cell} a").first.click()
+    try:
+        row.locator(f"td.{cell} a").first.click()
+    except PlaywrightTimeout as error:
+        console = "\n".join(_CONSOLE.get(id(page), [])[-10:])
+        message = f"no {cell} button on {page.url}; console errors:\n{console}"
+        raise AssertionError(message) from error
     dialog = page.locator("#success-modal, #error-modal").first
     dialog.wait_for(state="visible", timeout=timeout)
     text = dialog.inner_text()
@@ -76,9 +118,11 @@ def open_assignment_list(page: Page) -> None:
     page.locator("#released_assignments_list, .assignment-list").first.wait_for()
 
 
-def menu(page: Page, top: str, item: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=top).click()
-    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+def menu(page: Page, top: str, command: str) -> None:
+    """JupyterLab's menu `top` (in English, clicked in the page's language) → the item
+    that runs `command` (its label may be composed of several translated phrases)."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=labels(page)(top, "menu")).click()
+    page.locator(f".lm-Menu-content .lm-Menu-item[data-command='{command}']").first.click()
 
 
 def wait_for_kernel_idle(page: Page, timeout: int = LONG) -> None:
@@ -88,7 +132,7 @@ def wait_for_kernel_idle(page: Page, timeout: int = LONG) -> None:
     quiet = 0
     while time.monotonic() < deadline:
         busy = page.locator(".jp-InputPrompt", has_text="[*]").count()
-        idle = "Idle" in page.locator("#jp-main-statusbar").inner_text()
+        idle = labels(page)("Idle") in page.locator("#jp-main-statusbar").inner_text()
         quiet = quiet + 1 if idle and not busy else 0
         if quiet >= 3:
             return
@@ -141,8 +185,8 @@ def write_markdown_answer(page: Page, placeholder: str, text: str) -> None:
 
 
 def restart_and_run_all(page: Page) -> None:
-    menu(page, "Run", "Restart Kernel and Run All Cells")
-    page.locator(".jp-Dialog button", has_text="Restart").click()
+    menu(page, "Run", "runmenu:restart-and-run-all")  # Restart Kernel and Run All Cells…
+    page.locator(".jp-Dialog button", has_text=labels(page)("Restart")).click()
     time.sleep(2)  # the restart has begun before the cells are queued
     wait_for_kernel_idle(page)
 
@@ -161,7 +205,7 @@ def close_dialog(page: Page) -> None:
 
 
 def save(page: Page) -> None:
-    menu(page, "File", "Save Notebook")
+    menu(page, "File", "docmanager:save")  # Save Notebook
     page.locator(".jp-NotebookPanel-toolbar, .jp-Toolbar").first.wait_for()
     time.sleep(1)
 
@@ -182,10 +226,11 @@ def autograde_in_formgrader(page: Page, fg: str, assignment: str, student: str) 
     return formgrader_button(page, row, "autograde")
 
 
-def open_submission(page: Page, fg: str, assignment: str, notebook: str, student: str) -> None:
-    """Manual Grading → assignment → notebook → the learner's submission (names shown)."""
+def open_submission(page: Page, fg: str, assignment: str, notebook: str, shown: str) -> None:
+    """Manual Grading → assignment → notebook → the learner's submission, by the name
+    formgrader shows ("Last, First" for a learner the gradebook has names for)."""
     page.goto(f"{fg}/gradebook/{assignment}/{notebook}")
-    link = page.locator(f"a.name-shown:text-is('{student}')")
+    link = page.locator("a.name-shown", has_text=re.compile(f"^{re.escape(shown)}$"))
     link.wait_for(state="attached")
     href = link.get_attribute("href")
     page.goto(href if href.startswith("http") else fg.split("/user/")[0] + href)
@@ -212,9 +257,21 @@ def fetch_feedback(page: Page, assignment: str) -> None:
     )
 
 
+def menu_items(page: Page, top: str, while_open=None) -> list[str]:
+    """The items of JupyterLab's menu `top` (English, shown in the page's language)."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=labels(page)(top, "menu")).click()
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel").first.wait_for()
+    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
+    if while_open:
+        while_open()
+    page.keyboard.press("Escape")
+    return items
+
+
 def nbgrader_menu_items(page: Page, while_open=None) -> list[str]:
     """The items of the Nbgrader menu (`while_open` runs with the menu open, for a screenshot)."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-content .lm-Menu-itemLabel").first.wait_for()
     items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
     if while_open:
         while_open()

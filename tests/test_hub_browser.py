@@ -1,13 +1,16 @@
 """A class on the hub, through the pages: `python -m coursekit.hub` (what `make hub` runs)
-sets up an instructor and two learners with real Linux accounts; headless Chromium
-(Debian's, driven by Playwright) logs each in and plays the course's cycle:
+sets up an instructor and two learners of a roster (Korean names, emails, LMS ids) with
+real Linux accounts; headless Chromium (Debian's, driven by Playwright) logs each in and
+plays the course's cycle, the learners in a Korean JupyterLab:
 
 instructor generates and releases ch3 in formgrader → learner A fetches, types the
 reference answers into the editor, runs all, validates, submits → learner B types one
 catalogued mistake, Validate shows its Korean message, submits anyway → instructor
 collects, autogrades A with formgrader's button and the class with `make grade`, reads
 B's Korean diagnosis, grades B's written answer, generates and releases feedback →
-learner B fetches the feedback and reads the diagnosis, without hidden test source.
+learner B fetches the feedback and reads the diagnosis, without hidden test source →
+formgrader lists the learners by their roster names, and `make export` writes B's
+Canvas row with B's name, LMS id and points.
 
 One screenshot per step in build/screenshots/hub/ (paths printed). The accounts, the
 hub's processes and every permission the hub changed are undone at the end.
@@ -15,6 +18,7 @@ hub's processes and every permission the hub changed are undone at the end.
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import signal
@@ -29,6 +33,7 @@ import pytest
 
 import solutions.ch3_multihead as reference
 from catalog import ch3_multihead as mistakes
+from coursekit import roster
 from coursekit.course import Course
 from coursekit.hub import __main__ as hub_cli
 from coursekit.hub import accounts
@@ -49,6 +54,13 @@ MISTAKE = "reshape_without_transpose"
 PLACEHOLDER = "여기에 답을 쓰세요"
 INSTRUCTOR_ONLY = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment"}
 ANSWER_A = "head 를 나눠도 W_Q, W_K, W_V, W_O 는 8×8 그대로라 4·64 = 256 입니다."
+ROSTER = """\
+id,이름,email,lms_id
+2026001,김민준,minjun@example.ac.kr,10501
+2026002,남궁 서연,seoyeon@example.ac.kr,10502
+"""
+NAME_A, NAME_B = "김, 민준", "남궁, 서연"  # as formgrader shows them: "Last, First"
+LEARNER_LOCALE = "ko_KR"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root")
 
@@ -75,7 +87,10 @@ def free_ports(count: int) -> int:
 def hub():
     """A hub class (prefix tpt-, so it never meets a `make hub` class) on loopback."""
     root = tempfile.mkdtemp(prefix="coursekit-hub-test-", dir="/srv")
-    settings = HubSettings(root=root, port=free_ports(3), prefix="tpt-", learners=2)
+    learners = [vars(learner) for learner in roster.parse(ROSTER, "tpt-")]
+    settings = HubSettings(
+        root=root, port=free_ports(3), prefix="tpt-", learners=2, roster=learners
+    )
     hub_process = None
     try:
         passwords = hub_cli.setup(settings)
@@ -165,6 +180,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
         try:
             # The instructor releases ch3 in formgrader.
             teacher = ui.log_in(browser, base, instructor, passwords[instructor])
+            assert "File" in ui.menu_bar(teacher)  # the instructor keeps English
             assert "Formgrader" in ui.nbgrader_menu_items(teacher)
             assert not INSTRUCTOR_ONLY & ui.disabled_lab_extensions(teacher)
             teacher.goto(formgrader)
@@ -175,7 +191,12 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             shots(teacher, "instructor-released-ch3")
 
             # Learner A: no formgrader, fetch, the reference typed in, run all, Validate, submit.
-            a = ui.log_in(browser, base, learner_a, passwords[learner_a])
+            a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE)
+            # A learner's JupyterLab is in Korean: the language pack's menu labels.
+            bar = ui.menu_bar(a)
+            assert bar[:5] == ["파일", "편집", "보기", "실행", "커널"], bar
+            assert ui.labels(a)("Kernel", "menu") == "커널" and "File" not in bar, bar
+            ui.menu_items(a, "File", lambda: shots(a, "learner-a-korean-file-menu"))
             menu = ui.nbgrader_menu_items(a, lambda: shots(a, "learner-a-nbgrader-menu"))
             assert "Assignment List" in menu and "Formgrader" not in menu, menu
             assert ui.disabled_lab_extensions(a) >= INSTRUCTOR_ONLY
@@ -204,7 +225,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             shots(a, "learner-a-submitted")
 
             # Learner B: one catalogued mistake; Validate says so in Korean; submits anyway.
-            b = ui.log_in(browser, base, learner_b, passwords[learner_b])
+            b = ui.log_in(browser, base, learner_b, passwords[learner_b], LEARNER_LOCALE)
             ui.fetch_and_open(b, ASSIGNMENT, NOTEBOOK)
             for name, text in answered_cells(release_nb, one_mistake).items():
                 ui.replace_cell_text(b, f"def {name}(", text)
@@ -231,7 +252,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             shots(teacher, "instructor-autograded-a")
             assert "KST" in teacher.inner_text("#main-table")  # formgrader in Asia/Seoul too
             make_grade(settings)
-            ui.open_submission(teacher, formgrader, ASSIGNMENT, NOTEBOOK, learner_b)
+            ui.open_submission(teacher, formgrader, ASSIGNMENT, NOTEBOOK, NAME_B)
             diagnosis = teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first
             diagnosis.scroll_into_view_if_needed()
             shots(teacher, "instructor-reads-b-diagnosis")
@@ -256,6 +277,14 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             assert f"짐작되는 실수 [{MISTAKE}]" in page_text
             for secret in ("BEGIN HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions"):
                 assert secret not in page_html, secret
+
+            # formgrader lists the learners by the roster's names, not "None, None".
+            teacher.goto(f"{formgrader}/manage_students")
+            for learner, name in ((learner_a, NAME_A), (learner_b, NAME_B)):
+                row = teacher.locator("#main-table tr", has_text=learner)
+                assert row.locator("td").first.inner_text().strip() == name
+            assert "None, None" not in teacher.inner_text("#main-table")
+            shots(teacher, "instructor-students-by-name")
         finally:
             browser.close()
 
@@ -269,6 +298,32 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     assert lost_b - {MANUAL_CELL} == entry.fails, lost_b
     with Course(settings.course_root).gradebook() as gb:
         assert gb.find_grade(MANUAL_CELL, NOTEBOOK, ASSIGNMENT, learner_b).manual_score == 1
+        total_b = gb.find_submission(ASSIGNMENT, learner_b).score
+
+    # `make export ARGS="--to canvas"` in the instructor's course copy: B's row has B's
+    # name, LMS id, email and points (manual grade included).
+    canvas = export_canvas(settings)
+    header, possible, *rows = canvas
+    column = header.index(ASSIGNMENT)
+    (row_b,) = [row for row in rows if row[2] == "10502"]
+    assert row_b[:4] == [NAME_B, "", "10502", "seoyeon@example.ac.kr"]
+    assert float(row_b[column]) == pytest.approx(total_b)
+    assert float(possible[column]) == sum(full.values())
+
+
+def export_canvas(settings: HubSettings) -> list[list[str]]:
+    """`make export ARGS="--to canvas"`, run by the instructor's account in the course copy."""
+    home = settings.home(settings.instructor)
+    out = settings.course_root / "exports" / "canvas_grades.csv"
+    result = subprocess.run(
+        ["runuser", "-u", settings.instructor, "--", "env", f"HOME={home}",
+         f"COURSE_EXCHANGE_ROOT={settings.exchange}", "make", "-s", "-C", str(REPO), "export",
+         f"ARGS=--to canvas --root {settings.course_root} --out {out}"],
+        capture_output=True, text=True, cwd=home, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(out, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
 
 
 def make_grade(settings: HubSettings) -> None:

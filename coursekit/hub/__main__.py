@@ -1,6 +1,6 @@
 """`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
 
-    python -m coursekit.hub up [--learners N] [--port P] [--ip IP] [--root DIR]
+    python -m coursekit.hub up [--learners N | --roster FILE] [--port P] [--ip IP] [--root DIR]
     python -m coursekit.hub setup ...   # everything but starting the hub
     python -m coursekit.hub down [--root DIR]
 
@@ -8,17 +8,25 @@
 them, hides the references, and runs JupyterHub (which starts each account's
 server as that account). It prints the URL and each account's password once.
 `down` removes the accounts and puts every changed permission back.
+
+With `--roster` (coursekit/roster.py: id, 이름 or first/last name, email, LMS
+id) the learners are the roster's, named `<prefix><id>`, and the instructor's
+gradebook gets them with their names through `nbgrader db student import`; the
+whole roster is checked before any account is made.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pwd
 import shutil
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
+from coursekit import roster
 from coursekit.hub import access, accounts, files
 from coursekit.hub.settings import REPO, SETTINGS_FILE, HubSettings
 
@@ -67,10 +75,34 @@ def setup(settings: HubSettings) -> dict[str, str]:
     files.write_class_config(settings)
     files.write_instructor_files(settings)
     settings.save()
+    if settings.roster:
+        import_roster(settings)
     if opened:
         print("opened for every account (search bit only):", ", ".join(opened))
     print(f"instructors' group {settings.group} only:", ", ".join(hidden))
     return passwords
+
+
+def import_roster(settings: HubSettings) -> None:
+    """The roster's learners, with their names, into the instructor's gradebook: stock
+    `nbgrader db student import`, run by the instructor's account in the course copy."""
+    learners = [roster.Learner(**learner) for learner in settings.roster]
+    path = settings.course_root / "roster_students.csv"
+    path.write_text(roster.nbgrader_csv(learners, settings.prefix), encoding="utf-8")
+    path.chmod(0o600)
+    user = pwd.getpwnam(settings.instructor)
+    os.chown(path, user.pw_uid, user.pw_gid)
+    venv_bin = Path(settings.venv) / "bin"
+    result = subprocess.run(
+        ["runuser", "-u", settings.instructor, "--", "env", f"HOME={user.pw_dir}",
+         f"PATH={venv_bin}:/usr/bin:/bin", "PYTHONUTF8=1",
+         f"COURSE_EXCHANGE_ROOT={settings.exchange}",
+         str(venv_bin / "nbgrader"), "db", "student", "import", str(path)],
+        cwd=settings.course_root, capture_output=True, text=True,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise SystemExit(f"nbgrader db student import failed:\n{result.stderr[-3000:]}")
+    print(f"gradebook: {len(learners)} learners from the roster, with their names")
 
 
 def hub_command(settings: HubSettings) -> tuple[list[str], dict[str, str]]:
@@ -102,7 +134,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="make hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="up", choices=["up", "setup", "down"])
     parser.add_argument("--root", default=DEFAULT_ROOT, help=f"hub state (default {DEFAULT_ROOT})")
-    parser.add_argument("--learners", type=int, default=2)
+    parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
+    parser.add_argument("--roster", type=Path, help="roster CSV: id, 이름, email, lms_id")
+    parser.add_argument(
+        "--learner-language",
+        default="ko_KR",
+        help="learners' JupyterLab (default ko_KR; '' English)",
+    )
     parser.add_argument("--ip", default="127.0.0.1", help="address to serve (default loopback)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--prefix", default="tp-", help="account name prefix")
@@ -114,13 +152,21 @@ def main(argv=None) -> int:
         if settings_file.exists():
             down(HubSettings.load(args.root))
         return 0
+    learners = []
+    if args.roster:  # checked whole before anything is made
+        try:
+            learners = [asdict(one) for one in roster.read(args.roster, args.prefix)]
+        except roster.RosterError as error:
+            parser.exit(2, f"{error}\n")
     settings = HubSettings(
         root=str(Path(args.root).resolve()),
         ip=args.ip,
         port=args.port,
         prefix=args.prefix,
-        learners=args.learners,
+        learners=len(learners) or args.learners,
         repo=str(REPO),
+        roster=learners,
+        learner_locale=args.learner_language,
     )
     passwords = setup(settings)
     print_accounts(settings, passwords)

@@ -16,8 +16,11 @@ import pwd
 import shutil
 from pathlib import Path
 
+from jupyterlab.commands import get_app_dir
+
 from coursekit.course import Course
 from coursekit.hub.settings import TIMEZONE, HubSettings
+from coursekit.lab_language import write_overrides
 
 INSTRUCTOR_ONLY_LAB = [
     "@jupyter/nbgrader:formgrader",
@@ -109,6 +112,14 @@ def write_class_config(settings: HubSettings) -> Path:
         _json({"disabledExtensions": {**dict.fromkeys(INSTRUCTOR_ONLY_LAB, True), **QUIET_LAB}}),
     )
     (folder / "labconfig").chmod(0o755)
+    # Learners' JupyterLab opens in their language (the pinned language pack): JupyterLab's
+    # settings overrides as defaults, so a learner may still pick another in Settings.
+    lab = {}
+    if settings.learner_locale:
+        overrides = write_overrides(settings.learner_lab_settings, settings.learner_locale)
+        overrides.chmod(0o755)
+        lab = {"LabApp": {"app_settings_dir": str(overrides)}}
+    _write(folder / "jupyter_lab_config.json", _json(lab))
     return folder
 
 
@@ -134,6 +145,12 @@ def write_instructor_files(settings: HubSettings) -> Path:
     _write(
         config / "labconfig" / "page_config.json",
         _json({"disabledExtensions": {**dict.fromkeys(INSTRUCTOR_ONLY_LAB, False), **QUIET_LAB}}),
+    )
+    # The instructor keeps JupyterLab's own settings folder (English unless changed there).
+    default_settings = os.path.join(get_app_dir(), "settings")
+    _write(
+        config / "jupyter_lab_config.json",
+        _json({"LabApp": {"app_settings_dir": default_settings}}),
     )
     _chown_tree(settings.home(user), user)
     return course_root

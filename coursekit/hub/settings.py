@@ -25,6 +25,9 @@ class HubSettings:
     repo: str = str(REPO)
     proxy: str = str(REPO / "build" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy")
     hidden: list[dict] = field(default_factory=list)  # modes changed by `access`, to restore
+    # The roster's learners (coursekit.roster.Learner fields); empty: numbered accounts.
+    roster: list[dict] = field(default_factory=list)
+    learner_locale: str = "ko_KR"  # learners' JupyterLab language ("" keeps English)
 
     @property
     def instructor(self) -> str:
@@ -32,6 +35,8 @@ class HubSettings:
 
     @property
     def learner_names(self) -> list[str]:
+        if self.roster:
+            return [f"{self.prefix}{learner['id']}" for learner in self.roster]
         return [f"{self.prefix}learner{n:02d}" for n in range(1, self.learners + 1)]
 
     @property
@@ -47,6 +52,11 @@ class HubSettings:
     def class_config_dir(self) -> Path:
         """Jupyter config every account of the hub reads (on JUPYTER_CONFIG_PATH)."""
         return Path(self.root) / "etc" / "jupyter"
+
+    @property
+    def learner_lab_settings(self) -> Path:
+        """JupyterLab's settings overrides for learners (their default language)."""
+        return Path(self.root) / "etc" / "lab-settings-learners"
 
     def home(self, user: str) -> Path:
         return Path("/home") / user
