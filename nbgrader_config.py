@@ -25,6 +25,7 @@ from coursekit.feedback_link import configure as configure_feedback_link
 from coursekit.grading.execute import SandboxedExecute
 from coursekit.inert import InertLearnerContent
 from coursekit.preprocessors import SanitizeHiddenTracebacks
+from coursekit.safe_exchange import configure as configure_safe_exchange
 from coursekit.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
@@ -105,3 +106,10 @@ configure_validate(c)
 # to its folder: nbgrader's ExchangeList plugin with that one path changed
 # (coursekit/feedback_link.py).
 configure_feedback_link(c)
+
+# The exchange hands over plain files only (no links followed, no FIFOs or
+# devices, nbgrader's size limits counted as bytes read), a submission counts
+# for the account that wrote it at the time the exchange received it, and one
+# learner's odd folder never stops collect or release_feedback for the others
+# (coursekit/safe_exchange/).
+configure_safe_exchange(c)

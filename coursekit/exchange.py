@@ -2,7 +2,9 @@
 
 One OS user plays every learner of a simulated class: nbgrader's
 `CourseDirectory.student_id` (the `--student` flag of `nbgrader submit`) names
-the learner, and each learner works in a folder of their own.
+the learner, and each learner works in a folder of their own. Fetch and submit
+are the course's plain-file exchange classes (coursekit/safe_exchange/), so
+this account never copies what a link in a learner's folder points to.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from pathlib import Path
 
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+from nbgrader.exchange import ExchangeFactory
 from traitlets.config import Config
 
 from coursekit.course import Course
+from coursekit.safe_exchange import configure as configure_safe_exchange
 
 
 def _config(course: Course, workspace: Path, student: str, assignment: str) -> Config:
@@ -26,12 +29,13 @@ def _config(course: Course, workspace: Path, student: str, assignment: str) -> C
     # The submit cache would otherwise go to the real user's ~/.local/share.
     config.Exchange.cache = str(workspace.parent / ".nbgrader_cache")
     config.Exchange.assignment_dir = str(workspace)
+    configure_safe_exchange(config)
     return config
 
 
 def _run(kind, course: Course, workspace: Path, student: str, assignment: str) -> None:
     config = _config(course, workspace, student, assignment)
-    app = kind(
+    app = getattr(ExchangeFactory(config=config), kind)(
         coursedir=CourseDirectory(config=config),
         authenticator=Authenticator(config=config),
         config=config,
@@ -42,10 +46,10 @@ def _run(kind, course: Course, workspace: Path, student: str, assignment: str) -
 def fetch(course: Course, workspace: Path, student: str, assignment: str) -> Path:
     """`nbgrader fetch_assignment` into the learner's workspace; returns the fetched folder."""
     workspace.mkdir(parents=True, exist_ok=True)
-    _run(ExchangeFetchAssignment, course, workspace, student, assignment)
+    _run("FetchAssignment", course, workspace, student, assignment)
     return workspace / assignment
 
 
 def submit(course: Course, workspace: Path, student: str, assignment: str) -> None:
     """`nbgrader submit --student <student>` of the learner's fetched folder."""
-    _run(ExchangeSubmit, course, workspace, student, assignment)
+    _run("Submit", course, workspace, student, assignment)

@@ -38,6 +38,7 @@ CLASS_NBGRADER_CONFIG = '''\
 """nbgrader settings for every account of the class: learners need no setup."""
 
 from coursekit.feedback_link import configure as configure_feedback_link
+from coursekit.safe_exchange import configure as configure_safe_exchange
 from coursekit.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821
@@ -54,6 +55,9 @@ configure_validate(c)
 
 # The Assignments tab's "(view feedback)" selects the feedback page, not its folder.
 configure_feedback_link(c)
+
+# Fetch and submit hand over plain files only: no link followed, no FIFO read.
+configure_safe_exchange(c)
 '''
 
 INSTRUCTOR_NBGRADER_CONFIG = '''\

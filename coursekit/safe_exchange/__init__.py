@@ -1,0 +1,27 @@
+"""The course's nbgrader exchange for accounts it cannot trust (issue 18's exchange half).
+
+nbgrader's own exchange classes, plugged in through nbgrader's ExchangeFactory
+setting (as coursekit/feedback_link.py plugs in `list`):
+
+- `collect` (SafeExchangeCollect): a submission counts for the account that
+  wrote it and at the time the exchange received it; plain files only, within
+  a budget; what is left out or refused is logged in Korean and recorded in
+  reports/exchange_incidents.json; one odd submission never stops the others.
+- `submit`, `fetch_assignment` (transfer.py): the same plain-file copy.
+- `release_feedback`: every page it can, each on its own, no links followed.
+"""
+
+from __future__ import annotations
+
+SETTINGS = {
+    "collect": "coursekit.safe_exchange.collect.SafeExchangeCollect",
+    "submit": "coursekit.safe_exchange.transfer.SafeExchangeSubmit",
+    "fetch_assignment": "coursekit.safe_exchange.transfer.SafeExchangeFetchAssignment",
+    "release_feedback": "coursekit.safe_exchange.transfer.SafeExchangeReleaseFeedback",
+}
+
+
+def configure(c) -> None:
+    """Use the safe exchange classes (`c` is an nbgrader config)."""
+    for kind, setting in SETTINGS.items():
+        setattr(c.ExchangeFactory, kind, setting)

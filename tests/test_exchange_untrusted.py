@@ -1,0 +1,576 @@
+"""The exchange against learners' accounts that attack it (coursekit/safe_exchange/, issue 18).
+
+A class on one machine as on the hub: a world-writable exchange (1777), one
+Linux account per learner (made here with useradd, `tpx-…`, removed at the
+end), the honest learners handing in what stock `nbgrader submit` writes, as
+themselves, the attackers writing into the inbound folder as themselves.
+Then, as the instructor: stock `nbgrader collect`, `make grade`,
+`nbgrader generate_feedback`, `nbgrader release_feedback` from the course root.
+
+One test per attack; the honest learners are checked against stock
+nbgrader's own ExchangeCollect run on their submissions alone.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange import ExchangeFactory
+from nbgrader.exchange.default import ExchangeCollect
+from nbgrader.utils import parse_utc
+from traitlets.config import Config
+
+from coursekit import exchange, submissions
+from coursekit.course import contract_functions
+from coursekit.demo import simulated_class
+from coursekit.instructor import Instructor
+from coursekit.safe_exchange import record
+from tests.course_sandbox import ROOT, CourseSandbox
+
+ASSIGNMENT = "ch3_multihead"
+NOTEBOOK = "multihead.ipynb"
+ROLES = (
+    "honest",  # the reference, as stock nbgrader submit hands it in
+    "wrong",  # a catalog mistake, as stock nbgrader submit hands it in; the planter's victim
+    "late",  # the reference after the due date, then a forged early timestamp.txt and name
+    "linker",  # links to solutions/, grader_tests/, the gradebook, an instructor's file
+    "planter",  # a reference notebook planted in wrong's name
+    "dangler",  # the reference and a dangling link
+    "fifo",  # the reference and a FIFO as submission_secret.txt (no real secret)
+    "zero",  # the reference and a link to /dev/zero
+    "sparse",  # the reference and a sparse 2 GiB file
+    "crowd",  # the reference among 300 files, odd names and deep folders
+    "shapes",  # inbound entries that are a FIFO, a link and a file, a name with no time
+)
+INSTRUCTOR_SECRET = "강사 메모: 다음 주 시험 문제는 split_heads 변형입니다"
+
+# The attackers' side: plain os calls, run as their own accounts by the system Python.
+LEARNER_SCRIPT = r"""
+import base64, json, os, sys
+inbound, role, name, notebook, when = sys.argv[1:6]
+links = json.loads(sys.argv[6])
+random = base64.urlsafe_b64encode(os.urandom(9)).decode()
+folder = os.path.join(inbound, f"{name}+ch3_multihead+{when}+{random}")
+
+def submission(folder, secret=True):
+    os.mkdir(folder)
+    with open(notebook, "rb") as src, open(os.path.join(folder, "multihead.ipynb"), "wb") as out:
+        out.write(src.read())
+    with open(os.path.join(folder, "timestamp.txt"), "w") as fh:
+        fh.write(when.replace("T", " ") + " UTC")
+    if secret:
+        with open(os.path.join(folder, "submission_secret.txt"), "w") as fh:
+            fh.write(os.urandom(64).hex())
+    os.chmod(folder, 0o777)
+
+if role in ("honest", "linker", "planter", "dangler", "zero", "sparse", "crowd"):
+    submission(folder)
+if role == "linker":
+    for link, target in links.items():
+        os.symlink(target, os.path.join(folder, link))
+elif role == "dangler":
+    os.symlink("/nonexistent/tpx-target", os.path.join(folder, "data.npy"))
+elif role == "zero":
+    os.symlink("/dev/zero", os.path.join(folder, "weights.bin"))
+elif role == "sparse":
+    with open(os.path.join(folder, "big.bin"), "wb") as fh:
+        fh.truncate(2 << 30)
+elif role == "fifo":
+    submission(folder, secret=False)
+    os.mkfifo(os.path.join(folder, "submission_secret.txt"))
+elif role == "crowd":
+    for i in range(300):
+        with open(os.path.join(folder, f"a{i:03d}.txt"), "w") as fh:
+            fh.write(f"file {i}\n")
+    for odd in ("new\nline.txt", "-rf", "x" * 200):
+        with open(os.path.join(folder, odd), "w") as fh:
+            fh.write("odd\n")
+    with open(os.path.join(os.fsencode(folder), b"not-utf8-\xff.txt"), "wb") as fh:
+        fh.write(b"odd\n")
+    deep = folder
+    for level in range(12):
+        deep = os.path.join(deep, f"d{level}")
+        os.mkdir(deep)
+    with open(os.path.join(deep, "bottom.txt"), "w") as fh:
+        fh.write("deep\n")
+elif role == "shapes":
+    base = os.path.join(inbound, f"{name}+ch3_multihead+")
+    os.mkfifo(base + "2030-01-01 00:00:00.000000 UTC+fifo")
+    os.symlink(links["solutions"], base + "2030-01-02 00:00:00.000000 UTC+link")
+    with open(base + "2030-01-03 00:00:00.000000 UTC+file", "w") as fh:
+        fh.write("not a folder\n")
+    submission(base + "not-a-time+garbage")
+print(folder)
+"""
+
+
+def run_as(user: str, args: list[str], home: Path, **kwargs) -> subprocess.CompletedProcess:
+    entry = pwd.getpwnam(user)
+    result = subprocess.run(
+        args,
+        cwd=home,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        user=entry.pw_uid,
+        group=entry.pw_gid,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kwargs,
+    )
+    assert result.returncode == 0, f"{user}: {args[:2]}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+class Class:
+    """The scratch course, its exchange, its accounts and everything they did."""
+
+    def __init__(self, root: Path, exchange: Path, homes: Path):
+        self.course = CourseSandbox(root)
+        self.root, self.exchange, self.homes = root, exchange, homes
+        self.suffix = secrets.token_hex(2)
+        self.accounts: dict[str, str] = {}
+        self.before: dict[str, str] = {}  # notebooks as submitted, by role
+
+    @property
+    def inbound(self) -> Path:
+        return self.exchange / self.course.course_id / "inbound"
+
+    def add_account(self, role: str) -> str:
+        name = f"tpx-{self.suffix}-{role}"
+        home = self.homes / name
+        subprocess.run(
+            ["useradd", "--no-create-home", "--home-dir", str(home), "--shell", "/bin/sh", name],
+            check=True,
+        )
+        self.accounts[role] = name
+        home.mkdir()
+        shutil.chown(home, name, name)
+        return name
+
+    def remove_accounts(self) -> None:
+        for name in self.accounts.values():
+            subprocess.run(["userdel", name], check=False, capture_output=True)
+
+    def home(self, role: str) -> Path:
+        return self.homes / self.accounts[role]
+
+    def give(self, role: str, nb, relative: str) -> Path:
+        """Write a notebook into the learner's home, owned by them."""
+        path = self.home(role) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, path)
+        for part in [path, *path.relative_to(self.home(role)).parents]:
+            shutil.chown(self.home(role) / part, self.accounts[role], self.accounts[role])
+        return path
+
+    def stock_submit(self, role: str, nb) -> str:
+        """What stock `nbgrader submit` writes, written by the learner's own account.
+
+        The course's interpreter lives under /root, which other accounts cannot
+        enter outside `make hub`, so the learner's side is a plain script.
+        """
+        return self.attack(role, nb, script_role="honest")
+
+    def attack(self, role, nb, name=None, when=None, script_role=None) -> str:
+        """Run the learner's script as their account; returns the inbound folder it names."""
+        notebook = self.give(role, nb, "attack.ipynb")
+        when = when or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        links = {
+            "solutions": str(self.root / "solutions"),
+            "grader_tests": str(self.root / "grader_tests"),
+            "gradebook.db": str(self.root / "gradebook.db"),
+            "notes.txt": str(self.root / "instructor_notes.txt"),
+        }
+        name = name or self.accounts[role]
+        args = [str(self.inbound), script_role or role, name, str(notebook), when]
+        return run_as(
+            self.accounts[role],
+            ["/usr/bin/python3", "-c", LEARNER_SCRIPT, *args, json.dumps(links)],
+            self.home(role),
+        ).stdout.strip()
+
+    def nbgrader(self, *args: str) -> subprocess.CompletedProcess:
+        return self.course.run(*args, check=False)
+
+
+def reference_importing_notebook(release_nb, source_nb):
+    """Every function taken from solutions/ in the kernel's folder: 20/20 if it is there."""
+    replace = {
+        fn: f"from solutions.{ASSIGNMENT} import {fn}" for fn in contract_functions(ASSIGNMENT)
+    }
+    return submissions.fill(release_nb, source_nb, replace=replace)
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    exchange = Path(tempfile.mkdtemp(prefix="tpx-exchange-", dir="/tmp"))
+    homes = Path(tempfile.mkdtemp(prefix="tpx-homes-", dir="/tmp"))
+    exchange.chmod(0o1777)
+    homes.chmod(0o755)
+    c = Class(tmp_path_factory.mktemp("untrusted_course"), exchange, homes)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
+        try:
+            for role in ROLES:
+                c.add_account(role)
+            yield run_class(c)
+        finally:
+            c.remove_accounts()
+            shutil.rmtree(exchange, ignore_errors=True)
+            shutil.rmtree(homes, ignore_errors=True)
+
+
+def run_class(c: Class) -> Class:
+    (c.root / "solutions").mkdir()
+    shutil.copy(ROOT / "solutions" / f"{ASSIGNMENT}.py", c.root / "solutions")
+    (c.root / "solutions" / "__init__.py").write_text("")
+    shutil.copytree(ROOT / "grader_tests", c.root / "grader_tests")
+    (c.root / "instructor_notes.txt").write_text(INSTRUCTOR_SECRET + "\n", encoding="utf-8")
+    (c.root / "instructor_notes.txt").chmod(0o600)
+    instructor = Instructor(c.root)
+    instructor.generate_assignment(ASSIGNMENT)
+    instructor.release_assignment(ASSIGNMENT)
+
+    release_nb = c.course.release_notebook(ASSIGNMENT)
+    source_nb = c.course.source_notebook(ASSIGNMENT)
+    reference = submissions.fill(release_nb, source_nb)
+    mistake = next(x for x in simulated_class(ASSIGNMENT) if x.replace)
+    wrong = submissions.fill(release_nb, source_nb, replace=mistake.replace)
+    c.notebooks = {"reference": reference, "wrong": wrong}
+
+    c.stock_submit("honest", reference)
+    c.stock_submit("wrong", wrong)
+    # Stock nbgrader's own collect of the honest learners alone, for comparison.
+    c.stock_root = c.root / "stock_collect"
+    stock_collect(c, "honest")
+    stock_collect(c, "wrong")
+    c.attack("linker", reference_importing_notebook(release_nb, source_nb))
+    # Later in the name and in timestamp.txt than wrong's own submission.
+    c.attack("planter", reference, name=c.accounts["wrong"], when="2030-01-01 00:00:00.000000")
+    for role in ("dangler", "fifo", "zero", "sparse", "crowd", "shapes"):
+        c.attack(role, reference)
+
+    time.sleep(1.1)
+    c.duedate = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    with c.course.gradebook() as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=c.duedate)
+    time.sleep(1.1)
+    folder = c.stock_submit("late", reference)
+    # The learner knows their folder's name (stock keeps it in their submit cache).
+    c.forged = "2000-01-01 00:00:00.000000 UTC"
+    forge = (
+        "import os, sys\n"
+        "folder, stamp = sys.argv[1:3]\n"
+        "open(folder + '/timestamp.txt', 'w').write(stamp)\n"
+        "inbound, old = os.path.split(folder)\n"
+        "name, assignment, _, rest = old.split('+')\n"
+        "os.rename(folder, os.path.join(inbound, f'{name}+{assignment}+{stamp}+{rest}'))\n"
+    )
+    run_as(c.accounts["late"], ["/usr/bin/python3", "-c", forge, folder, c.forged], c.home("late"))
+    stock_collect(c, "late")
+
+    started = time.perf_counter()
+    c.collect = c.nbgrader("collect", ASSIGNMENT)
+    c.collect_seconds = time.perf_counter() - started
+    # The wrong notebook placed where stock collect puts it, graded alongside.
+    c.direct = f"tpx-{c.suffix}-direct"
+    c.course.submit(c.direct, ASSIGNMENT, wrong)
+    c.grade = c.course.grade("-j", "2", check=False)
+    c.feedback = c.nbgrader("generate_feedback", ASSIGNMENT, "--force")
+    # A page that is a link (to the reference) in a learner's feedback folder.
+    linked_page = c.root / "feedback" / c.accounts["linker"] / ASSIGNMENT / "solution.html"
+    if linked_page.parent.is_dir():
+        linked_page.symlink_to(c.root / "solutions" / f"{ASSIGNMENT}.py")
+    c.release = c.nbgrader("release_feedback", ASSIGNMENT)
+    return c
+
+
+def stock_collect(c: Class, role: str) -> None:
+    """nbgrader's own ExchangeCollect of one learner, into a folder of its own."""
+    config = Config()
+    config.CourseDirectory.root = str(c.stock_root)
+    config.CourseDirectory.course_id = c.course.course_id
+    config.CourseDirectory.db_url = c.course.db_url
+    config.CourseDirectory.assignment_id = ASSIGNMENT
+    config.CourseDirectory.student_id = c.accounts[role]
+    config.Exchange.root = str(c.exchange)
+    ExchangeCollect(
+        coursedir=CourseDirectory(config=config),
+        authenticator=Authenticator(config=config),
+        config=config,
+    ).start()
+
+
+def submitted(c: Class, role: str) -> Path:
+    return c.root / "submitted" / c.accounts[role] / ASSIGNMENT
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def total(c: Class, student: str) -> float:
+    return sum(v or 0 for v in c.course.scores(ASSIGNMENT)[student].values())
+
+
+def full_marks(c: Class, role: str) -> bool:
+    """The same marks as the honest learner's reference (every auto-graded cell's points)."""
+    scores = c.course.scores(ASSIGNMENT)
+    mine, honest = scores[c.accounts[role]], scores[c.accounts["honest"]]
+    assert mine == honest, {k: (v, honest[k]) for k, v in mine.items() if v != honest[k]}
+    return True
+
+
+def incidents(c: Class, role: str) -> list[dict]:
+    report = record.read(str(c.root / "reports" / "exchange_incidents.json"))
+    return report.get(ASSIGNMENT, {}).get(c.accounts[role], [])
+
+
+def reference_lines(c: Class) -> list[str]:
+    """Distinctive lines of the reference and the hidden checks (not the notebook's own)."""
+    released = "\n".join(cell.source for cell in c.course.release_notebook(ASSIGNMENT).cells)
+    lines = []
+    for path in [
+        c.root / "solutions" / f"{ASSIGNMENT}.py",
+        *(c.root / "grader_tests").glob("*.py"),
+    ]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if len(line) > 25 and not line.startswith("#") and line not in released:
+                lines.append(line)
+    return lines
+
+
+# -- the commands themselves -------------------------------------------------
+
+
+def test_stock_commands_exit_zero_with_every_attack_in_the_exchange(klass):
+    for what in ("collect", "grade", "feedback", "release"):
+        result = getattr(klass, what)
+        assert result.returncode == 0, f"{what}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def test_every_learner_who_handed_in_a_notebook_is_collected(klass):
+    collected = {p.parent.name for p in (klass.root / "submitted").glob(f"*/{ASSIGNMENT}")}
+    expected = {klass.accounts[r] for r in ROLES if r != "planter"} | {klass.direct}
+    assert collected == expected
+    assert not (klass.root / "submitted" / klass.accounts["planter"]).exists()
+
+
+# -- links --------------------------------------------------------------------
+
+
+def test_links_to_the_reference_are_not_followed_and_earn_nothing(klass):
+    folder = submitted(klass, "linker")
+    assert sorted(tree(folder)) == sorted([NOTEBOOK, "submission_secret.txt", "timestamp.txt"])
+    assert not any(p.is_symlink() for p in folder.rglob("*"))
+    assert total(klass, klass.accounts["linker"]) == 0
+    reasons = {i["path"]: i["reason"] for i in incidents(klass, "linker")}
+    assert set(reasons) == {"solutions", "grader_tests", "gradebook.db", "notes.txt"}
+    assert all("링크" in r for r in reasons.values())
+
+
+def test_the_linkers_feedback_shows_no_reference_check_or_instructor_file(klass):
+    page = klass.root / "feedback" / klass.accounts["linker"] / ASSIGNMENT / "multihead.html"
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+    assert INSTRUCTOR_SECRET not in text
+    leaked = [line for line in reference_lines(klass) if line in text]
+    assert not leaked, leaked[:5]
+    every_file = b"".join(tree(submitted(klass, "linker")).values())
+    assert INSTRUCTOR_SECRET.encode() not in every_file
+
+
+def test_a_dangling_link_costs_only_itself(klass):
+    assert full_marks(klass, "dangler")
+    assert [i["path"] for i in incidents(klass, "dangler")] == ["data.npy"]
+
+
+def test_a_link_to_dev_zero_is_not_read(klass):
+    assert "weights.bin" not in tree(submitted(klass, "zero"))
+    assert [i["path"] for i in incidents(klass, "zero")] == ["weights.bin"]
+    assert full_marks(klass, "zero")
+
+
+# -- special and large files ----------------------------------------------------
+
+
+def test_a_fifo_is_left_out_and_its_page_alone_is_not_released(klass):
+    files = tree(submitted(klass, "fifo"))
+    assert "submission_secret.txt" not in files and NOTEBOOK in files
+    assert [i["path"] for i in incidents(klass, "fifo")] == ["submission_secret.txt"]
+    assert full_marks(klass, "fifo")
+    assert "submission_secret.txt" in " ".join(release_failures(klass))
+
+
+def release_failures(c: Class) -> list[str]:
+    log = c.release.stdout + c.release.stderr
+    return [line for line in log.splitlines() if "피드백을 내보내지 못했습니다" in line]
+
+
+def test_release_feedback_releases_every_page_it_can_and_follows_no_link(klass):
+    pages = list((klass.root / "feedback").glob(f"*/{ASSIGNMENT}/*.html"))
+    released = list((klass.exchange / klass.course.course_id / "feedback").glob("*.html"))
+    # Not released: fifo's page (no secret), the notebook placed straight into
+    # submitted/ (no secret, no timestamp.txt), and the page that is a link.
+    failures = release_failures(klass)
+    assert len(released) == len(pages) - 3, failures
+    assert len(failures) == 3, failures
+    for who in (klass.accounts["fifo"], klass.direct, "solution.html"):
+        assert any(who in line for line in failures), (who, failures)
+    reference = (klass.root / "solutions" / f"{ASSIGNMENT}.py").read_text(encoding="utf-8")
+    assert not any(p.read_text(encoding="utf-8") == reference for p in released)
+    assert all(p.is_file() and not p.is_symlink() for p in released)
+
+
+def test_a_sparse_2_gib_file_is_left_out_by_its_size(klass):
+    assert "big.bin" not in tree(submitted(klass, "sparse"))
+    (item,) = incidents(klass, "sparse")
+    assert item["path"] == "big.bin" and "너무 큽니다" in item["reason"]
+    assert full_marks(klass, "sparse")
+
+
+def test_a_crowded_folder_hands_in_its_notebook_within_the_budget(klass):
+    files = tree(submitted(klass, "crowd"))
+    assert NOTEBOOK in files and "timestamp.txt" in files
+    assert len(files) <= 50 + 1  # max_files, and the exchange's own timestamp.txt
+    reasons = " ".join(i["reason"] for i in incidents(klass, "crowd"))
+    assert "파일이 너무 많습니다" in reasons and "이름에 쓸 수 없는 문자" in reasons
+    assert "폴더가 너무 깊습니다" in reasons
+    assert full_marks(klass, "crowd")
+
+
+def test_inbound_entries_that_are_no_folder_are_refused_and_the_real_one_collected(klass):
+    reasons = [i["reason"] for i in incidents(klass, "shapes") if not i["path"]]
+    assert len(reasons) == 3 and all("폴더가 아니라서" in r for r in reasons)
+    assert full_marks(klass, "shapes")
+
+
+# -- who and when -----------------------------------------------------------------
+
+
+def test_a_submission_planted_in_a_classmates_name_is_refused(klass):
+    victim = klass.accounts["wrong"]
+    assert (
+        tree(submitted(klass, "wrong"))[NOTEBOOK]
+        == (
+            klass.root / "stock_collect" / "submitted" / victim / ASSIGNMENT / NOTEBOOK
+        ).read_bytes()
+    )
+    assert klass.course.scores(ASSIGNMENT)[victim] == klass.course.scores(ASSIGNMENT)[klass.direct]
+    refused = [i for i in incidents(klass, "wrong") if klass.accounts["planter"] in i["reason"]]
+    assert len(refused) == 1 and "다른 학습자" in refused[0]["reason"]
+
+
+def test_a_late_submission_is_late_whatever_its_timestamp_says(klass):
+    student = klass.accounts["late"]
+    stock = klass.root / "stock_collect" / "submitted" / student / ASSIGNMENT / "timestamp.txt"
+    assert stock.read_text().strip() == klass.forged  # stock believes the learner
+    with klass.course.gradebook() as gb:
+        submission = gb.find_submission(ASSIGNMENT, student)
+        assert submission.timestamp > klass.duedate
+        assert submission.total_seconds_late > 0
+        for role in ("honest", "wrong", "crowd"):
+            assert gb.find_submission(ASSIGNMENT, klass.accounts[role]).total_seconds_late == 0
+
+
+# -- honest learners ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", ["honest", "wrong"])
+def test_honest_learners_are_collected_as_stock_nbgrader_collects_them(klass, role):
+    ours = tree(submitted(klass, role))
+    stock = tree(klass.root / "stock_collect" / "submitted" / klass.accounts[role] / ASSIGNMENT)
+    assert ours.keys() == stock.keys()
+    assert {k: v for k, v in ours.items() if k != "timestamp.txt"} == {
+        k: v for k, v in stock.items() if k != "timestamp.txt"
+    }
+    # Our time is when the exchange got the folder: at or after stock's (the learner's clock).
+    ours_when, stock_when = (parse_utc(t["timestamp.txt"].decode()) for t in (ours, stock))
+    assert stock_when <= ours_when <= klass.duedate
+    assert not [i for i in incidents(klass, role) if i["path"]], "a file was left out"
+
+
+def test_honest_learners_are_graded_as_stock_grades_them(klass):
+    scores, points = klass.course.scores(ASSIGNMENT), klass.course.max_scores(ASSIGNMENT)
+    honest = scores[klass.accounts["honest"]]
+    auto = {cell: points[cell] for cell, score in honest.items() if score is not None}
+    assert auto and {cell: honest[cell] for cell in auto} == auto, "the reference lost points"
+    assert scores[klass.accounts["wrong"]] == scores[klass.direct]
+    assert total(klass, klass.direct) < sum(auto.values())
+
+
+def test_the_course_config_uses_the_safe_exchange():
+    from coursekit.course import Course
+    from coursekit.safe_exchange.collect import SafeExchangeCollect
+    from coursekit.safe_exchange.transfer import (
+        SafeExchangeFetchAssignment,
+        SafeExchangeReleaseFeedback,
+        SafeExchangeSubmit,
+    )
+
+    factory = ExchangeFactory(config=Course(ROOT).config)
+    assert factory.collect is SafeExchangeCollect
+    assert factory.submit is SafeExchangeSubmit
+    assert factory.fetch_assignment is SafeExchangeFetchAssignment
+    assert factory.release_feedback is SafeExchangeReleaseFeedback
+
+
+# -- the course side of fetch and submit (the demo's one account) ------------------
+
+
+def test_submit_on_the_course_side_copies_no_link_and_reads_no_fifo(klass, tmp_path):
+    workspace = tmp_path / "learner"
+    folder = exchange.fetch(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
+    (folder / "reference.py").symlink_to(klass.root / "solutions" / f"{ASSIGNMENT}.py")
+    os.mkfifo(folder / "pipe")
+    exchange.submit(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
+    (sent,) = klass.inbound.glob(f"tpx-course-side+{ASSIGNMENT}+*")
+    assert sorted(p.name for p in sent.iterdir()) == [
+        NOTEBOOK,
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
+
+
+def test_fetch_writes_through_no_link_in_the_learners_folder(klass, tmp_path):
+
+    workspace = tmp_path / "learner"
+    folder = workspace / ASSIGNMENT
+    folder.mkdir(parents=True)
+    target = tmp_path / "outside" / "planted.ipynb"
+    target.parent.mkdir()
+    (folder / NOTEBOOK).symlink_to(target)  # dangling: stock fetch would create target
+    conf = Config()  # the course's fetch class; replace missing files, as the lab's button does
+    conf.CourseDirectory.course_id = klass.course.course_id
+    conf.CourseDirectory.assignment_id = ASSIGNMENT
+    conf.Exchange.root = str(klass.exchange)
+    conf.Exchange.assignment_dir = str(workspace)
+    conf.ExchangeFetchAssignment.replace_missing_files = True
+    conf.ExchangeFactory.fetch_assignment = klass.course.config.ExchangeFactory.fetch_assignment
+    ExchangeFactory(config=conf).FetchAssignment(
+        coursedir=CourseDirectory(config=conf),
+        authenticator=Authenticator(config=conf),
+        config=conf,
+    ).start()
+    assert not target.exists()
+    assert (folder / NOTEBOOK).is_symlink()
