@@ -14,15 +14,20 @@ from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearHiddenTests,
+    ClearOutput,
+    DeduplicateIds,
     GetGrades,
     IgnorePattern,
     LimitOutput,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
 from coursekit.feedback import FeedbackSummary
 from coursekit.feedback_link import configure as configure_feedback_link
 from coursekit.grading.execute import SandboxedExecute
+from coursekit.grading.roles import RestoreCells
+from coursekit.grading.shapes import BoundedNotebookExporter
 from coursekit.inert import InertLearnerContent
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 from coursekit.safe_exchange import configure as configure_safe_exchange
@@ -52,6 +57,26 @@ c.ClearSolutions.text_stub = "여기에 답을 쓰세요."
 # A deleted or emptied test cell is put back from the gradebook, so it is
 # graded like every other submission instead of going to manual grading.
 c.OverwriteCells.add_missing_cells = True
+
+# Cell roles (graded or not, grade_id, points, locked and solution flags, the
+# skip tag) come from the instructor's notebook, never from the submitted JSON:
+# RestoreCells (nbgrader's OverwriteCells, subclassed) rebuilds each cell's
+# nbgrader metadata and tags from the gradebook and the source notebook before
+# anything reads them, and puts back cells that are missing or mangled
+# (coursekit/grading/roles.py). Otherwise nbgrader 0.9.6's default list.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    RestoreCells,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    CheckCellMetadata,
+]
+
+# A submission is read within stated bounds (file size, nesting, number of
+# cells), repaired where nbformat's schema would fail it, and graded with a
+# Korean reason where it was cut; one that is no notebook at all scores 0 on
+# every cell (coursekit/grading/shapes.py, `c.BoundedNotebookExporter.*`).
+c.Autograde.exporter_class = BoundedNotebookExporter
 
 # Each hidden check runs in well under a second; the slowest cell (the first
 # matplotlib heatmap, which may build the font cache) takes a few seconds.

@@ -62,7 +62,13 @@ def is_trusted_setup(cell, setup_sources: set[str]) -> bool:
 
 
 def is_skipped(cell) -> bool:
-    return SKIP_TAG in cell.metadata.get("tags", [])
+    """A drawing cell not run while grading; a test cell never is, whatever its tags say.
+
+    While grading, an instructor's cell has the instructor's tags
+    (coursekit.grading.roles); a learner's own cell keeps the learner's.
+    """
+    tags = cell.metadata.get("tags")
+    return isinstance(tags, list) and SKIP_TAG in tags and not is_test(cell)
 
 
 def visible_source(cell, config=None) -> str:

@@ -34,7 +34,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, List, Unicode, default
 
 from coursekit import cells
-from coursekit.grading import incidents
+from coursekit.grading import incidents, shapes
 from coursekit.grading.trusted import TrustedNotebook
 from coursekit.sandbox import policy, warm
 from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
@@ -57,6 +57,15 @@ def start_warm_parent(config) -> warm.Zygote | None:
     if execute.unsafe_no_sandbox or not execute.warm_kernels or not warm.supported():
         return None
     return warm.spawn(tuple(execute.preload_modules))
+
+
+def _no_score_from_results(cell) -> None:
+    """Show a test cell's execute_results as display_data: nbgrader would take the first
+    one as the cell's score, and the kernel (a learner's hook) can publish one."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "execute_result":
+            output.output_type = "display_data"
+            output.pop("execution_count", None)
 
 
 class SandboxedExecute(Execute):
@@ -114,6 +123,8 @@ class SandboxedExecute(Execute):
         self._setup_sources = self._gradebook_setup_sources(resources)
         cells.forget_verdicts(nb)
         incidents.forget(nb)  # only the grader's own records count
+        if shapes.record_cuts(nb):  # not a notebook: each test cell scores 0, nothing runs
+            return nb, resources
         self._trusted = TrustedNotebook()
         self._bridge = Bridge()
         try:
@@ -186,6 +197,8 @@ class SandboxedExecute(Execute):
             cell, resources = self._run_in_kernel(cell, resources, index)
         finally:
             cell.source = source
+        if is_test:
+            _no_score_from_results(cell)
         if self._stopped:
             return cell, resources
         if is_test:

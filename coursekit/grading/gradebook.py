@@ -15,7 +15,7 @@ from sqlalchemy.exc import SAWarning
 
 from coursekit import cells
 from coursekit.course import Course
-from coursekit.grading import incidents
+from coursekit.grading import incidents, shapes
 
 SQLITE_BUSY_TIMEOUT = 120  # seconds a worker waits for another one's write
 
@@ -51,12 +51,11 @@ def invalid_submissions(root: Path, tasks) -> dict[tuple[str, str], str]:
     invalid = {}
     for assignment, student in tasks:
         for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
-            try:
-                nbformat.read(path, as_version=4)
-            except Exception as error:  # not JSON, not a notebook, unreadable bytes
+            # as autograde's sanitize step reads it: within bounds, repaired (grading.shapes)
+            reason = shapes.unreadable(path)
+            if reason is not None:
                 invalid[(assignment, student)] = (
-                    f"{path.name} 을(를) 노트북으로 읽을 수 없어 모든 칸이 0점입니다 "
-                    f"({type(error).__name__}: {str(error)[:200]})"
+                    f"{path.name} 을(를) 노트북으로 읽을 수 없어 모든 칸이 0점입니다 ({reason})"
                 )
     return invalid
 
