@@ -263,8 +263,8 @@ def run_class(c: Class) -> Class:
     c.attack("linker", reference_importing_notebook(release_nb, source_nb))
     # Later in the name and in timestamp.txt than wrong's own submission.
     c.attack("planter", reference, name=c.accounts["wrong"], when="2030-01-01 00:00:00.000000")
-    for role in ("dangler", "fifo", "zero", "sparse", "crowd", "shapes"):
-        c.attack(role, reference)
+    attackers = ("dangler", "fifo", "zero", "sparse", "crowd", "shapes")
+    folders = {role: c.attack(role, reference) for role in attackers}
 
     time.sleep(1.1)
     c.duedate = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
@@ -284,6 +284,14 @@ def run_class(c: Class) -> Class:
     )
     run_as(c.accounts["late"], ["/usr/bin/python3", "-c", forge, folder, c.forged], c.home("late"))
     stock_collect(c, "late")
+    # After the due date a classmate who learned crowd's folder name writes into it
+    # (stock submit leaves it world-writable): neither the file nor the time is crowd's.
+    write = "import sys; open(sys.argv[1] + '/tpx-note.txt', 'w').write('planted\\n')"
+    run_as(
+        c.accounts["planter"],
+        ["/usr/bin/python3", "-c", write, folders["crowd"]],
+        c.home("planter"),
+    )
 
     started = time.perf_counter()
     c.collect = c.nbgrader("collect", ASSIGNMENT)
@@ -456,6 +464,8 @@ def test_a_crowded_folder_hands_in_its_notebook_within_the_budget(klass):
     reasons = " ".join(i["reason"] for i in incidents(klass, "crowd"))
     assert "파일이 너무 많습니다" in reasons and "이름에 쓸 수 없는 문자" in reasons
     assert "폴더가 너무 깊습니다" in reasons
+    (planted,) = [i for i in incidents(klass, "crowd") if i["path"] == "tpx-note.txt"]
+    assert klass.accounts["planter"] in planted["reason"]
     assert full_marks(klass, "crowd")
 
 

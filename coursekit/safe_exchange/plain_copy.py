@@ -53,7 +53,9 @@ class CopyResult:
     files: list[str] = field(default_factory=list)
     left_out: list[LeftOut] = field(default_factory=list)
     bytes_read: int = 0
-    newest_change: float = 0.0  # latest ctime of anything seen: when the exchange got it
+    # When the exchange got it: the latest ctime of the owner's entries. Not the folder's
+    # own ctime, which a classmate's write into a world-writable folder would move.
+    newest_change: float = 0.0
 
 
 def shown(path: str) -> str:
@@ -117,15 +119,15 @@ class _Copy:
 
     def entry(self, src_fd, dest_fd, name, path, depth) -> None:
         st = os.stat(name, dir_fd=src_fd, follow_symlinks=False)
-        self.seen(st)
+        if self.owner_uid is not None and st.st_uid != self.owner_uid:
+            return self.leave(path, reasons.other_owner(st.st_uid, self.owner_uid))
+        self.seen(st)  # only the owner's entries date the submission (not a classmate's)
         if odd_name(name):
             return self.leave(path, reasons.ODD_NAME)
         if stat.S_ISLNK(st.st_mode):
             return self.leave(path, reasons.LINK)
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             return self.leave(path, reasons.SPECIAL)
-        if self.owner_uid is not None and st.st_uid != self.owner_uid:
-            return self.leave(path, reasons.other_owner(st.st_uid, self.owner_uid))
         if stat.S_ISDIR(st.st_mode):
             return self.folder(src_fd, dest_fd, name, path, depth, st)
         if self.include and not any(fnmatch.fnmatch(name, glob) for glob in self.include):
@@ -252,7 +254,7 @@ def copy_folder(
     src_fd = os.open(src, DIR_FLAGS)
     dest_fd = None
     try:
-        job.seen(os.fstat(src_fd))
+        top = os.fstat(src_fd)
         if dest is not None:
             os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)  # as copytree
             try:
@@ -263,7 +265,8 @@ def copy_folder(
             dest_fd = os.open(dest, DIR_FLAGS)
             os.chmod(dest_fd, dir_mode)
         job.walk(src_fd, dest_fd, "", 0, skip=skip_top)
-        job.seen(os.fstat(src_fd))
+        if not job.result.newest_change:
+            job.seen(top)  # an empty folder: dated by the folder itself
     finally:
         os.close(src_fd)
         if dest_fd is not None:
