@@ -18,19 +18,26 @@ the assignment), and a "Points Possible" row under the header.
 Moodle ("Import grades from CSV"): First name, Last name, ID number, Email
 address, then one per assignment; on import, map "ID number" to idnumber or
 "Email address" to email, and each assignment column to its grade item.
+
+Optionally the Canvas export also sends the points through the Canvas API
+(`canvasapi`, one bulk grade update per assignment of `assignment_ids`) when
+`CanvasExport.canvas_url` and `canvas_course_id` are set and `CANVAS_TOKEN` is
+in the environment (never on the command line). Learners are named by
+`sis_user_id:<LMS id>` (or Canvas's user id with `lms_id_column=ID`).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import ExportPlugin
-from traitlets import Dict, Enum, Unicode
+from traitlets import Dict, Enum, Int, Unicode
 
 from coursekit.release import nbgrader
 
@@ -175,6 +182,47 @@ class CanvasExport(LmsExport):
         help="the Canvas column the roster's LMS id goes into: the institution's SIS User ID, "
         "or Canvas's own user ID",
     ).tag(config=True)
+    canvas_url = Unicode(
+        "", help="also send the grades through the Canvas API (token: $CANVAS_TOKEN)"
+    ).tag(config=True)
+    canvas_course_id = Int(0, help="the Canvas course the grades go to").tag(config=True)
+
+    def write(self, gradebook: Gradebook) -> Path:
+        dest = super().write(gradebook)
+        if self.canvas_url:
+            self.push(gradebook)
+        return dest
+
+    def canvas_user(self, row: Row) -> str:
+        """How the Canvas API names a learner: by SIS id, or by Canvas's own user id."""
+        return row.lms_user_id if self.lms_id_column == "ID" else f"sis_user_id:{row.lms_user_id}"
+
+    def push(self, gradebook: Gradebook) -> None:
+        """One bulk grade update per assignment with a Canvas id (an asynchronous Canvas job)."""
+        from canvasapi import Canvas  # only when pushing
+
+        token = os.environ.get("CANVAS_TOKEN", "")
+        if not token or not self.canvas_course_id or not self.assignment_ids:
+            raise ExportError(
+                "Canvas push: set CANVAS_TOKEN, CanvasExport.canvas_course_id and "
+                "CanvasExport.assignment_ids (nbgrader assignment -> Canvas assignment id)"
+            )
+        known = {name for name, _ in self.assignments_of(gradebook)}
+        unknown = sorted(set(self.assignment_ids) - known)
+        if unknown:
+            raise ExportError(f"Canvas push: no such assignment in the gradebook: {unknown}")
+        rows = class_rows(gradebook, sorted(self.assignment_ids), [str(s) for s in self.student])
+        unnamed = [r.student for r in rows if not r.lms_user_id]
+        if unnamed:
+            raise ExportError(f"Canvas push: these learners have no LMS id: {', '.join(unnamed)}")
+        course = Canvas(self.canvas_url, token).get_course(self.canvas_course_id)
+        for name, canvas_id in sorted(self.assignment_ids.items()):
+            grades = {self.canvas_user(r): {"posted_grade": points(r.points[name])} for r in rows}
+            progress = course.get_assignment(canvas_id).submissions_bulk_update(grade_data=grades)
+            self.log.info(
+                "Canvas: %s -> assignment %s, %d grades (job %s, %s)",
+                name, canvas_id, len(grades), progress.id, progress.workflow_state,
+            )  # fmt: skip
 
     def column(self, name: str) -> str:
         canvas_id = self.assignment_ids.get(name)

@@ -18,15 +18,22 @@ the whole import; a grade is a number (unformat_float) or ""/"-" for no grade.
 from __future__ import annotations
 
 import csv
+import json
 import re
+import subprocess
+import sys
+import threading
 from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+from urllib.parse import parse_qs
 
 import pytest
 from nbgrader.api import Gradebook
 
 from coursekit import roster
 from coursekit.course import Course
-from coursekit.release import nbgrader
+from coursekit.release import nbgrader, venv_environment
 from tests.course_sandbox import CourseSandbox
 
 PREFIX = "tp-"
@@ -148,9 +155,6 @@ def test_moodle_grade_import_csv(course):
 
 
 def test_make_export_writes_the_lms_file(course):
-    import subprocess
-    import sys
-
     result = subprocess.run(
         [sys.executable, "-m", "coursekit.lms_export", "--to", "moodle",
          "--root", str(course.root)],
@@ -204,3 +208,71 @@ def test_roster_columns_in_english_or_korean():
         roster.parse("id,email\n1,a@example.com\n")
     with pytest.raises(roster.RosterError, match="unknown column"):
         roster.parse("id,이름,password\n1,김민준,x\n")
+
+
+class FakeCanvas(BaseHTTPRequestHandler):
+    """The three Canvas API calls a push makes, answered in process; every request kept."""
+
+    seen: ClassVar[list[tuple[str, str, str, dict]]] = []  # method, path, Authorization, form
+
+    def _answer(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.seen.append(("GET", self.path, self.headers.get("Authorization", ""), {}))
+        parts = self.path.split("?")[0].strip("/").split("/")  # api v1 courses C [assignments A]
+        if len(parts) == 4:
+            self._answer({"id": int(parts[3]), "name": "Transformer·PEFT"})
+        else:
+            self._answer({"id": int(parts[5]), "course_id": int(parts[3]), "name": "ch3"})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        form = parse_qs(self.rfile.read(length).decode())
+        self.seen.append(("POST", self.path, self.headers.get("Authorization", ""), form))
+        self._answer({"id": 31, "workflow_state": "queued", "url": "http://canvas/progress/31"})
+
+    def log_message(self, *args):
+        pass
+
+
+def test_push_to_a_fake_canvas(course):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeCanvas)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    FakeCanvas.seen.clear()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        env = {**venv_environment(), "CANVAS_TOKEN": "secret-token"}
+        command = [
+            sys.executable, "-m", "nbgrader", "export",
+            "--exporter=coursekit.lms_export.CanvasExport",
+            f"--to={course.root / 'exports' / 'pushed.csv'}",
+            f"--CanvasExport.assignment_ids={CANVAS_IDS}".replace(" ", ""),
+            f"--CanvasExport.canvas_url={url}", "--CanvasExport.canvas_course_id=77",
+        ]  # fmt: skip
+        run = dict(cwd=course.root, capture_output=True, text=True, timeout=300)
+        result = subprocess.run(command, env=env, **run)
+        assert result.returncode == 0, result.stderr
+        pushed = list(FakeCanvas.seen)
+        # Without the token: a clear error, nothing sent.
+        FakeCanvas.seen.clear()
+        env.pop("CANVAS_TOKEN")
+        refused = subprocess.run(command, env=env, **run)
+        assert refused.returncode != 0 and "CANVAS_TOKEN" in refused.stderr
+        assert FakeCanvas.seen == []
+    finally:
+        server.shutdown()
+    assert all(auth == "Bearer secret-token" for _, _, auth, _ in pushed)
+    (post,) = [request for request in pushed if request[0] == "POST"]
+    assert post[1] == "/api/v1/courses/77/assignments/9001/submissions/update_grades"
+    grades = {key: value for key, (value,) in post[3].items()}
+    assert grades == {  # manual grade in, late penalty out, 0 for no submission
+        "grade_data[sis_user_id:10501][posted_grade]": "7.5",
+        "grade_data[sis_user_id:10502][posted_grade]": "3",
+        "grade_data[sis_user_id:10503][posted_grade]": "0",
+    }
