@@ -278,8 +278,8 @@ def main(argv=None) -> int:
     parser.add_argument("--to", choices=sorted(EXPORTERS), required=True, help="the LMS")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course root")
     parser.add_argument("--out", type=Path, help="the file (default exports/<lms>_grades.csv)")
-    parser.add_argument("nbgrader_args", nargs="*", help="more `nbgrader export` options")
-    args = parser.parse_args(argv)
+    # Anything else (--CanvasExport.section=..., --assignment=...) goes to nbgrader export.
+    args, nbgrader_args = parser.parse_known_args(argv)
     plugin = EXPORTERS[args.to]
     out = (args.out or Path("exports") / plugin.default_file).absolute()
     result = nbgrader(
@@ -287,7 +287,7 @@ def main(argv=None) -> int:
         "export",
         f"--exporter=coursekit.lms_export.{plugin.__name__}",
         f"--to={out}",
-        *args.nbgrader_args,
+        *nbgrader_args,
         check=False,
     )
     sys.stderr.write(result.stderr)

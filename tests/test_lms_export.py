@@ -157,7 +157,7 @@ def test_moodle_grade_import_csv(course):
 def test_make_export_writes_the_lms_file(course):
     result = subprocess.run(
         [sys.executable, "-m", "coursekit.lms_export", "--to", "moodle",
-         "--root", str(course.root)],
+         "--root", str(course.root), "--MoodleExport.identifier=idnumber"],
         cwd=course.root, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
