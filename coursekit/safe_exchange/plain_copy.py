@@ -255,6 +255,8 @@ def copy_folder(
     dest_fd = None
     try:
         top = os.fstat(src_fd)
+        if owner_uid is not None and top.st_uid != owner_uid:  # swapped since it was looked at
+            raise PermissionError(f"{shown(src)}: 폴더의 주인이 바뀌었습니다")
         if dest is not None:
             os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)  # as copytree
             try:
