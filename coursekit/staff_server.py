@@ -103,6 +103,9 @@ def transform_for(base_url: str) -> type[OutputTransform]:
                 # Hashes need the whole page; a page sent in pieces gets none (no inline script).
                 hashes = trusted_hashes(chunk) if finishing else []
                 headers["Content-Security-Policy"] = formgrader_policy(self.host, base, hashes)
+                # Never revalidated: a 304 carries no page to hash, and its policy (none
+                # of formgrader's scripts) would replace the cached page's.
+                headers["Cache-Control"] = "no-store"
             return status_code, headers, chunk
 
         def _submission_file(self, headers):

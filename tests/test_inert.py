@@ -153,6 +153,7 @@ def test_each_staff_route_gets_its_policy():
     assert "script-src h:1/user/prof/formgrader/static/ 'sha256-" in csp
     assert "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
     assert "connect-src 'self'" in csp
+    assert grading["Cache-Control"] == "no-store"  # a 304 would bring a policy without hashes
     extra = policy("/user/prof/formgrader/submissions/abc/notes.html")
     assert extra["Content-Security-Policy"] == INERT
     assert extra["Content-Disposition"] == "attachment"

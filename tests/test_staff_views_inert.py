@@ -324,6 +324,11 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             ):
                 page.goto(base + path)
                 settle(page, listener, 1.0)
+            # A second visit (no cached page without its hashes): formgrader's handlers work.
+            page.goto(f"{base}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}")
+            page.locator(f"a.name-shown:text-is('{ATTACKER}')").wait_for(state="attached")
+            page.click("text=Show All Names")
+            page.locator(f"a.name-shown:text-is('{ATTACKER}')").wait_for(state="visible")
             # The same material under /files/ and /nbconvert/, and the feedback page.
             for path in (
                 f"/files/{autograded}/notes.html",
