@@ -39,6 +39,10 @@ if planted:
     exec(compile(planted, "<planted>", "exec"), module.__dict__)
     sys.modules["coursekit_bridge"] = module
 namespace = {"split_heads": lambda M, h: M.reshape(M.shape[0], h, -1).transpose(1, 0, 2)}
+import numpy as np
+def attend(n):
+    return helper(np.ones((1, n, 1)), np.ones((1, n, 1)))
+namespace["attend"] = attend
 shell = types.SimpleNamespace(user_ns=namespace)
 code = sys.stdin.read()
 exec(code, {"get_ipython": lambda: shell, "__builtins__": __builtins__})
@@ -130,16 +134,24 @@ def status(field):
         if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
 
-planted, calls = sys.argv[1], int(sys.argv[2])
+planted, calls, attend = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 the_bridge = bridge.Bridge()
 client = Client(planted, the_bridge)
 session = bridge.Session(the_bridge, client, time.monotonic() + 120, the_bridge.path)
 before = status("VmRSS")
 kept, outcome = [], "ok"
 try:
-    fn = session.describe(["split_heads"])["split_heads"]
-    for _ in range(calls):
-        kept.append(fn(np.ones((4, 6)), 2))
+    if attend:  # a learner function that calls the reference back with arguments it chose
+        fn = session.describe(["attend"])["attend"]
+        fn = fn.with_helpers({"helper": lambda q, k: q @ k.swapaxes(-1, -2)})
+        try:
+            kept.append(fn(attend))
+        except RuntimeError as error:  # the helper's error, raised in the learner's function
+            outcome = f"learner error: {error}"
+    else:
+        fn = session.describe(["split_heads"])["split_heads"]
+        for _ in range(calls):
+            kept.append(fn(np.ones((4, 6)), 2))
 except bridge.BridgeBroken as error:
     outcome = f"BridgeBroken: {error}"
 session.close()
@@ -150,9 +162,9 @@ print(json.dumps({"outcome": outcome, "growth": status("VmHWM") - before,
 """
 
 
-def grade_calls(planted: str, calls: int) -> dict:
+def grade_calls(planted: str, calls: int, attend: int = 0) -> dict:
     done = subprocess.run(
-        [sys.executable, "-c", GRADER, planted, str(calls)],
+        [sys.executable, "-c", GRADER, planted, str(calls), str(attend)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -182,6 +194,15 @@ def test_full_frames_over_a_session_stop_at_the_sessions_budget_within_the_bound
     assert result["outcome"].startswith("BridgeBroken"), result
     assert len(result["shapes"]) == bridge.SESSION_REPLY_BYTES // (60 << 20)
     assert result["growth"] < MEMORY_BOUND, result["growth"] >> 20
+
+
+def test_a_reference_helper_called_back_with_huge_arguments_stays_under_its_cap():
+    # q @ k.T for a sequence 20 000 long: 3.2 GB in the grader, were it not capped.
+    result = grade_calls("", calls=0, attend=20_000)
+    assert result["outcome"].startswith("learner error: MemoryError"), result
+    assert result["growth"] < bridge.HELPER_MEMORY_BYTES, result["growth"] >> 20
+    small = grade_calls("", calls=0, attend=100)  # an ordinary call back goes through
+    assert small["outcome"] == "ok" and small["shapes"] == [[1, 100, 100]]
 
 
 # ---------------------------------------------------------------- time

@@ -300,6 +300,10 @@ class SandboxedExecute(Execute):
         if msg_id is None:
             return True
         if interrupt:
+            # The kernel's half ends on "done" unless learner code holds it: interrupt only
+            # then (an interrupt that lands just after the request ended can cost its reply).
+            if run_sync(self._await_reply)(msg_id, 1) is not None:
+                return True
             run_sync(self.km.interrupt_kernel)()
         return run_sync(self._await_reply)(msg_id, 5 if interrupt else 15) is not None
 

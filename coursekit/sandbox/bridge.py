@@ -12,8 +12,9 @@ results of the helpers it calls back for).
 
 The grader stays bounded whatever the kernel sends: one absolute deadline
 covers a whole session (however slowly a reply trickles in), a frame is
-capped (`wire`), each blob decodes into one array only, and a session takes
-at most `SESSION_REPLY_BYTES` from the kernel in all. The socket lives in a
+capped (`wire`), each blob decodes into one array only, a session takes
+at most `SESSION_REPLY_BYTES` from the kernel in all, and a reference helper
+the kernel calls back for runs under a memory cap. The socket lives in a
 private folder (0700, owned by the grader, under /run or the grader's own
 runtime folder, never a shared /tmp), and only the kernel's sandbox may
 connect: the peer's uid and pid (SO_PEERCRED) are checked before a byte is
@@ -26,6 +27,7 @@ import builtins
 import contextlib
 import os
 import re
+import resource
 import secrets
 import socket
 import stat
@@ -63,6 +65,46 @@ module.serve(path, token, get_ipython().user_ns)
 SESSION_REPLY_BYTES = 128 << 20
 # How long a connection that is the sandbox's may take to present its token.
 TOKEN_SECONDS = 2.0
+
+
+# What one reference helper, run on arguments the kernel chose, may allocate: attention
+# on a sequence 50 000 long would otherwise want 20 GB of the grader.
+HELPER_MEMORY_BYTES = 1 << 30
+
+
+@contextlib.contextmanager
+def helper_memory_cap():
+    """Cap this process's data (RLIMIT_DATA) at what it uses now plus HELPER_MEMORY_BYTES.
+
+    A helper called back with huge arguments then raises MemoryError instead
+    of taking the machine; the cap is lifted again as soon as it returns.
+    """
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        used = _data_bytes()
+    except (OSError, ValueError):
+        yield
+        return
+    cap = used + HELPER_MEMORY_BYTES
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY and soft <= cap:
+        yield  # already capped tighter
+        return
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def _data_bytes() -> int:
+    """This process's data size (VmData), what RLIMIT_DATA counts."""
+    with open("/proc/self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"VmData:"):
+                return int(line.split()[1]) * 1024
+    raise ValueError("no VmData")
 
 
 class CallTimedOut(BaseException):
@@ -280,6 +322,7 @@ class Session:
         try:
             wire.send(connection, header, blobs, self.deadline)
         except TimeoutError:
+            self.bridge.installed = False
             raise CallTimedOut() from None
         except OSError as error:
             self.bridge.installed = False
@@ -291,19 +334,34 @@ class Session:
         try:
             header, blobs = wire.receive(self.connection, self.deadline)
         except TimeoutError:
+            self.bridge.installed = False  # the kernel's half may not be ours any more
             raise CallTimedOut() from None
         except (OSError, EOFError, ValueError, wire.WireError) as error:
             self.bridge.installed = False
             raise BridgeBroken(f"{type(error).__name__}: {error}") from None
         self.received += sum(len(b) for b in blobs)
         if self.received > SESSION_REPLY_BYTES:
+            self.bridge.installed = False
             raise BridgeBroken(
                 f"커널이 한 검사 칸에서 {SESSION_REPLY_BYTES >> 20} MiB 넘게 보냈습니다"
             )
         return header, blobs
 
+    @contextlib.contextmanager
+    def _failing(self):
+        """After any failure the kernel's half may not be ours: send its source again next time."""
+        try:
+            yield
+        except (BridgeBroken, CallTimedOut):
+            self.bridge.installed = False
+            raise
+
     def describe(self, names: list[str]) -> dict[str, object]:
         """name -> RemoteFunction or plain value, for the names the kernel defines."""
+        with self._failing():
+            return self._describe(names)
+
+    def _describe(self, names: list[str]) -> dict[str, object]:
         header, blobs = self._exchange({"op": "describe", "names": names})
         described = header.get("info")
         if type(described) is not dict:
@@ -320,6 +378,10 @@ class Session:
 
     def call(self, name: str, calls: list[tuple], helpers: dict[str, Callable]) -> list[tuple]:
         """[(got, args after the call, error or None)] for each (args, kwargs) in calls."""
+        with self._failing():
+            return self._call(name, calls, helpers)
+
+    def _call(self, name: str, calls: list[tuple], helpers: dict[str, Callable]) -> list[tuple]:
         blobs: list[bytes] = []
         packed = [
             {"args": wire.pack(list(args), blobs), "kwargs": wire.pack(dict(kwargs), blobs)}
@@ -360,10 +422,10 @@ class Session:
             raise BridgeBroken("malformed callback")
         reply_blobs: list[bytes] = []
         try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
+            with np.errstate(all="ignore"), warnings.catch_warnings(), helper_memory_cap():
                 warnings.simplefilter("ignore")
                 reply = {"ok": wire.pack(helpers[name](*args, **kwargs), reply_blobs)}
-        except Exception as error:
+        except Exception as error:  # MemoryError too: the cap held
             reply, reply_blobs = {"error": {"message": f"{type(error).__name__}: {error}"}}, []
         try:
             wire.send(self.connection, reply, reply_blobs, self.deadline)
