@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -61,37 +62,87 @@ GRADING_OUTPUTS = frozenset({"gradebook.db", "autograded", "reports", "feedback"
 SECRET_FOLDERS = ("grader_tests", "solutions")
 # A line of those files shorter than this is too common to count as a leak.
 MIN_SECRET_LINE = 20
-DISK_DROP_LIMIT = 100 * 2**20
+DISK_GROWTH_LIMIT = 100 * 2**20
 
 pytestmark = pytest.mark.xdist_group("hostile")
 
 
 class DiskWatch:
-    """The largest drop of free space, sampled every 0.2 s, on the file systems of `paths`."""
+    """The most disk space grading's own files took at once, sampled every 0.2 s.
 
-    def __init__(self, *paths: Path):
-        by_device = {os.stat(path).st_dev: path for path in paths}
-        self.paths = list(by_device.values())
-        self.before = [shutil.disk_usage(path).free for path in self.paths]
-        self.lowest = list(self.before)
+    What grading writes, not the machine's free space (other processes write
+    too): the size on disk of the trees it writes (the course, and the temp
+    folder the grader and its kernels' scratch folders use), plus every file
+    its processes hold open after unlinking it (the warm-kernel parent's
+    stderr), which no tree shows.
+    """
+
+    def __init__(self, *trees: Path):
+        self.trees, self.pid = list(trees), None
+        self.before = self._used()
+        self.most = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
+    def _used(self) -> int:
+        total = sum(tree_size(tree) for tree in self.trees)
+        if self.pid is not None:
+            total += unlinked_open_files(descendants(self.pid))
+        return total
+
     def _sample(self) -> None:
-        for index, path in enumerate(self.paths):
-            self.lowest[index] = min(self.lowest[index], shutil.disk_usage(path).free)
+        self.most = max(self.most, self._used() - self.before)
 
     def _watch(self) -> None:
         while not self._stop.wait(0.2):
             self._sample()
 
-    def largest_drop(self) -> int:
+    def largest_growth(self) -> int:
         self._stop.set()
-        self._thread.join(5)
+        self._thread.join(30)
         self._sample()
-        pairs = zip(self.before, self.lowest, strict=True)
-        return max(before - lowest for before, lowest in pairs)
+        return self.most
+
+
+def tree_size(top: Path) -> int:
+    """Bytes on disk of every file under `top` (links not followed)."""
+    total = 0
+    for folder, _, files in os.walk(top):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    return total
+
+
+def descendants(pid: int) -> set[int]:
+    """`pid` and every process below it (by /proc's parent links)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        with (
+            contextlib.suppress(OSError, ValueError, IndexError),
+            open(f"/proc/{entry}/stat", "rb") as info,
+        ):
+            parents[int(entry)] = int(info.read().rsplit(b")", 1)[1].split()[1])
+    found, grew = {pid}, True
+    while grew:
+        below = {child for child, parent in parents.items() if parent in found}
+        grew = not below <= found
+        found |= below
+    return found
+
+
+def unlinked_open_files(pids: set[int]) -> int:
+    """Bytes on disk of the regular files these processes hold open with no name left."""
+    seen = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+                        seen[(info.st_dev, info.st_ino)] = info.st_blocks * 512
+    return sum(seen.values())
 
 
 class Listener:
@@ -138,7 +189,7 @@ class Graded:
     files_after: dict[str, str]
     accepted: list
     leftover: list[str]
-    disk_drop: int
+    disk_growth: int
     feedback: list[subprocess.CompletedProcess]
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -269,19 +320,30 @@ def grade_class(folder: Path) -> Graded:
     try:
         build_class(sandbox, context, markers)
         files_before = course_files(sandbox.root)
-        disk = DiskWatch(sandbox.root, Path(tempfile.gettempdir()))
+        # The grader's temp folder of its own (outside the course), so that its tree
+        # is grading's alone.
+        scratch = Path(tempfile.mkdtemp(prefix="grader-tmp-", dir=folder.parent))
+        disk = DiskWatch(sandbox.root, scratch)
         command = [sys.executable, "-m", "coursekit.grading", "--root", str(sandbox.root)]
         caps = ["--cell-timeout", "5", "--notebook-timeout", "90", "--memory-mb", "1536"]
         started = time.perf_counter()
-        run = subprocess.run(
+        with subprocess.Popen(
             [*command, "-j", "2", *caps],
             cwd=ROOT,
-            capture_output=True,
+            env={**os.environ, "TMPDIR": str(scratch)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=600,
-        )
+        ) as process:
+            disk.pid = process.pid
+            try:
+                stdout, stderr = process.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                process.kill()  # as subprocess.run(timeout=...) would
+                raise
+        run = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
         seconds = {"grade": time.perf_counter() - started}
-        disk_drop = disk.largest_drop()
+        disk_growth = disk.largest_growth()
     finally:
         accepted = listener.close()
     leftover = leftover_processes(context["@MARKER@"])
@@ -303,7 +365,7 @@ def grade_class(folder: Path) -> Graded:
         files_after,
         accepted,
         leftover,
-        disk_drop,
+        disk_growth,
         feedback,
         seconds,
     )
@@ -434,9 +496,33 @@ def test_no_sandbox_process_outlives_grading(graded):
 
 
 def test_the_grading_machines_disk_got_nothing(graded):
-    # Free space sampled while grading: the fill_disk scenario writes until its
-    # sandbox is full; what grading itself writes is a few MiB.
-    assert graded.disk_drop < DISK_DROP_LIMIT, f"{graded.disk_drop / 2**20:.0f} MiB"
+    # What grading's own files took, sampled while grading: the fill_disk scenario
+    # writes until its sandbox is full; what grading itself writes is a few MiB.
+    assert graded.disk_growth < DISK_GROWTH_LIMIT, f"{graded.disk_growth / 2**20:.0f} MiB"
+
+
+def test_the_disk_watch_sees_a_file_written_and_one_held_open_unlinked(tmp_path):
+    """Not vacuous: 8 MiB in a watched tree, and 8 MiB more in a file with no name left."""
+    watch = DiskWatch(tmp_path)
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, tempfile, time\n"
+            f"open({str(tmp_path / 'named.bin')!r}, 'wb').write(os.urandom(8 << 20))\n"
+            f"held = tempfile.TemporaryFile(dir={str(tmp_path)!r})\n"
+            "held.write(os.urandom(8 << 20)); held.flush()\n"
+            "print('written', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    watch.pid = writer.pid
+    assert writer.stdout.readline() == "written\n"
+    watch._sample()
+    writer.communicate("")
+    assert watch.largest_growth() >= 16 << 20
 
 
 # ---------------------------------------------------------------- leaks
