@@ -84,7 +84,7 @@ def _check_name(value: str, what: str) -> str | None:
         category = unicodedata.category(ch)
         if category[0] in "CZ" and ch != " ":  # control, format, line/paragraph separators
             return f"{what} holds a control or invisible character (U+{ord(ch):04X})"
-        if ch in "<>\"'`&;,\\/":
+        if ch in '<>"`&;,\\/':  # markup, quoting, paths; an apostrophe (O'Brien) is fine
             return f"{what} holds {ch!r}"
     return None
 

@@ -8,6 +8,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from coursekit.roster import Learner
+
 REPO = Path(__file__).resolve().parents[2]
 COURSE_DIR_NAME = "transformer-peft"  # the instructor's copy of the course, in their home
 SETTINGS_FILE = "hub.json"
@@ -36,7 +38,7 @@ class HubSettings:
     @property
     def learner_names(self) -> list[str]:
         if self.roster:
-            return [f"{self.prefix}{learner['id']}" for learner in self.roster]
+            return [Learner(**learner).account(self.prefix) for learner in self.roster]
         return [f"{self.prefix}learner{n:02d}" for n in range(1, self.learners + 1)]
 
     @property
