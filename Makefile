@@ -89,7 +89,7 @@ format: venv  ## ruff fix and format
 demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
 	$(BIN)/python -m coursekit.demo
 
-report: venv bubblewrap  ## the TA report: a terminal table, reports/<assignment>.csv and reports/<assignment>.html
+report: venv  ## the TA report (runs no learner code): a terminal table, reports/<assignment>.csv and reports/<assignment>.html
 	$(BIN)/python -m coursekit.report
 
 # The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms_export.py).

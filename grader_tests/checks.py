@@ -13,17 +13,31 @@ An assignment's module in grader_tests/ declares its checks once:
 Everything else is derived from that declaration: the `check_<grade_id>`
 functions the hidden cells call, the reference each check compares with (the
 function of the same name in solutions/), the seeded cases that
-`python -m grader_tests.reproduce` rebuilds, and the TA report's probe cases.
+`python -m grader_tests.reproduce` rebuilds, and the probe cases whose results a
+failed check's verdict carries for the TA report's clusters.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
-from .core import Case, Evidence, Misconception, Mismatch, diagnose, evaluate, with_helpers
+from .core import (
+    Case,
+    Evidence,
+    Misconception,
+    Mismatch,
+    Outcome,
+    diagnose,
+    evaluate,
+    invoke_all,
+    quiet_numpy,
+    with_helpers,
+)
+from .probe import PROBE_CASES, result_record, undefined_record
 from .verdict import MISMATCH, MODIFIED_INPUT, NOT_CALLABLE, RAISED, CheckFailedError, Verdict
 
 
@@ -99,13 +113,13 @@ class HiddenChecks:
         """
         declared = self._checks[grade_id]
         if not callable(fn):
-            raise CheckFailedError(
-                self._verdict(declared, NOT_CALLABLE, error={"type": type(fn).__name__})
-            )
+            error, probe = {"type": type(fn).__name__}, undefined_record(declared.function)
+            raise CheckFailedError(self._verdict(declared, NOT_CALLABLE, error=error, probe=probe))
         reference = self.reference_for(declared.function)
         outcome = evaluate(fn, reference, declared.cases, self.notebook_globals)
         if outcome.passed:
             return
+        own = outcome  # the learner's function with its own helpers: what the probe shows
         if declared.helpers:
             helpers = {name: self.reference_for(name) for name in declared.helpers}
             rebound = with_helpers(fn, helpers)
@@ -120,12 +134,38 @@ class HiddenChecks:
                     return
                 outcome = isolated
         evidence, mismatch = outcome.failures[0]
+        probe = self.probe_record(declared.function, fn, own)
         raise CheckFailedError(
-            self.failure_verdict(declared, evidence, mismatch, len(outcome.failures))
+            self.failure_verdict(declared, evidence, mismatch, len(outcome.failures), probe)
         )
 
+    def probe_record(self, function: str, fn: Callable, outcome: Outcome) -> dict:
+        """What `fn` gave on the function's probe cases (grader_tests.probe), for the verdict.
+
+        The check that declares the probe cases called fn on them already: those
+        results are reused. Another check of the same function calls fn on them
+        here, in one more round trip, so that every failed check's record carries
+        the probe and the TA report never has to run learner code.
+        """
+        cases = self.probe_cases(function)
+        known = {id(case): result for case, result in outcome.results}
+        missing = [case for case in cases if id(case) not in known]
+        if missing:
+            known.update(zip(map(id, missing), invoke_all(fn, missing), strict=True))
+        reference = self.reference_for(function)
+        with quiet_numpy():
+            expected = [
+                reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs)) for case in cases
+            ]
+        return result_record([known[id(case)] for case in cases], expected)
+
     def failure_verdict(
-        self, declared: HiddenCheck, evidence: Evidence, mismatch: Mismatch | None, failed: int
+        self,
+        declared: HiddenCheck,
+        evidence: Evidence,
+        mismatch: Mismatch | None,
+        failed: int,
+        probe: dict | None = None,
     ) -> Verdict:
         """The record of a failed check, from the first failing case's evidence."""
         details: dict = {}
@@ -151,6 +191,7 @@ class HiddenChecks:
             failed=failed,
             case=evidence.case.record(),
             misconception=None if found is None else found.record(),
+            probe=probe,
             **details,
         )
 
@@ -196,6 +237,10 @@ class HiddenChecks:
         """Every case of the function's checks, seeded ones first, in declaration order."""
         cases = [case for c in self if c.function == function for case in c.cases]
         return sorted(cases, key=lambda case: case.seed is None)
+
+    def probe_cases(self, function: str) -> list[Case]:
+        """The fixed probe of a function (grader_tests.probe): its first cases, seeded first."""
+        return self.cases_for(function)[:PROBE_CASES]
 
     def functions(self) -> list[str]:
         """The learner functions with hidden checks, in notebook order."""

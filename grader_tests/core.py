@@ -474,6 +474,8 @@ class Outcome:
 
     failures: list[tuple[Evidence, Mismatch | None]]
     total: int
+    # case -> what the call gave, (value, arguments after, error), for the verdict's probe
+    results: list[tuple[Case, tuple]] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -487,7 +489,8 @@ def evaluate(
     notebook_globals: frozenset[str] = frozenset(),
 ) -> Outcome:
     failures = []
-    for case, (got, args_after, error) in zip(cases, invoke_all(fn, cases), strict=True):
+    results = list(zip(cases, invoke_all(fn, cases), strict=True))
+    for case, (got, args_after, error) in results:
         evidence = _evidence(fn, case, got, args_after, error)
         evidence.notebook_globals = notebook_globals
         mismatch = None
@@ -498,7 +501,7 @@ def evaluate(
             if mismatch is None:
                 continue
         failures.append((evidence, mismatch))
-    return Outcome(failures=failures, total=len(cases))
+    return Outcome(failures=failures, total=len(cases), results=results)
 
 
 GENERIC_MISCONCEPTIONS = (NOT_IMPLEMENTED, MODIFIES_INPUT)

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2 added `probe`
+READABLE_VERSIONS = (1, RECORD_VERSION)  # a version 1 record has no probe
 
 # How the first failing case failed, in the order the check looks.
 NOT_CALLABLE = "not_callable"
@@ -53,7 +54,8 @@ class Verdict:
     `case` is `{"label", "seed", "arguments": [argument_record, ...]}` (None when
     the name was not even a function); `error` is `{"type", "message"}` when
     the learner's function raised; `misconception` is `{"key", "title",
-    "advice"}` when one explains the evidence.
+    "advice"}` when one explains the evidence; `probe` is what the function
+    gave on its probe cases (grader_tests.probe), for the TA report's clusters.
     """
 
     function: str
@@ -70,6 +72,7 @@ class Verdict:
     misconception: dict | None = None
     assignment: str | None = None
     grade_id: str | None = None
+    probe: dict | None = None
 
     def __post_init__(self):
         if self.outcome not in OUTCOMES:
@@ -97,7 +100,7 @@ class Verdict:
 
     @classmethod
     def from_record(cls, record: dict) -> Verdict:
-        if record.get("version") != RECORD_VERSION:
+        if record.get("version") not in READABLE_VERSIONS:
             raise ValueError(f"verdict record version {record.get('version')!r} is not supported")
         fields = {k: v for k, v in record.items() if k != "version"}
         fields["modified_args"] = tuple(fields.get("modified_args", ()))

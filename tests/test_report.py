@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 
@@ -12,36 +13,11 @@ from coursekit import cells as course_cells
 from coursekit.course import Course, contract_functions
 from coursekit.demo import UNKNOWN_MISTAKES, simulated_class
 from coursekit.release import venv_environment
-from coursekit.report import data, overview, probe, render, summary
+from coursekit.report import clusters as grouping
+from coursekit.report import data, overview, render, summary
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = Course(ROOT).assignments()
-
-
-def test_the_probe_stops_learner_code_that_never_returns(monkeypatch):
-    monkeypatch.setattr(probe, "TIMEOUT_SECONDS", 3)
-    looping = "def softmax(x):\n    while True:\n        pass\n"
-    learner = data.LearnerResult("looper", 0, 1, 0, answers=[looping])
-    result = probe.run_probe("ch3_multihead", learner, ["softmax"])
-    timed_out = {"got": "error:timeout", "agrees": False, "error": "3 초 안에 끝나지 않았습니다"}
-    assert result == {"softmax": timed_out}
-
-
-def test_the_probe_calls_learner_code_in_its_sandbox_and_compares_outside():
-    wrong = (
-        "def softmax(x):\n    import os\n    return np.exp(x) / np.exp(x).sum() + os.getuid() * 0\n"
-    )
-    right = (
-        "def softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
-        "    return e / e.sum(axis=-1, keepdims=True)\n"
-    )
-    setup = ["import numpy as np"]
-    found = {}
-    for name, answer in (("wrong", wrong), ("right", right)):
-        learner = data.LearnerResult(name, 0, 1, 0, setup=setup, answers=[answer])
-        found[name] = probe.run_probe("ch3_multihead", learner, ["softmax"])["softmax"]
-    assert found["right"]["agrees"] and not found["wrong"]["agrees"]
-    assert found["right"]["got"] != found["wrong"]["got"]
 
 
 def released_answers(assignment: str) -> dict[str, str]:
@@ -91,37 +67,36 @@ def test_a_learner_who_left_every_stub_is_unimplemented_once():
     assert left.of("blank") == contract_functions("ch3_multihead")
 
 
-def test_the_probe_skips_unimplemented_functions_and_keeps_errors_out_of_clusters(monkeypatch):
-    asked = {}
-    outcomes = {
-        "split_heads": {"got": "abc", "agrees": False},
-        "softmax": {"got": "error:ValueError", "agrees": False, "error": "ValueError: 모양"},
-    }
-
-    def fake_probe(assignment, learner, functions):
-        asked[learner.student] = functions
-        return {f: outcomes.get(f, {"got": "ref", "agrees": True}) for f in functions}
-
-    monkeypatch.setattr(probe, "run_probe", fake_probe)
+def test_clusters_come_from_the_probe_records_and_keep_stubs_and_errors_out():
+    wrong = {"digest": "abc", "agrees": False, "summary": "(2,) float64 [1, 2]"}
+    other = {"digest": "def", "agrees": False, "summary": "(2,) float64 [3, 4]"}
+    raised = {"digest": "error:ValueError", "agrees": False, "error": "ValueError: 모양"}
+    right = {"digest": "ref", "agrees": True, "summary": ""}
     found = small_class()
     for learner in found.learners:
         learner.failures = [
-            data.Failure("x", 0, 1, "", function=f) for f in ("split_heads", "softmax")
+            data.Failure("a", 0, 1, "", function="split_heads", probe=wrong),
+            data.Failure("b", 0, 1, "", function="split_heads", probe=other),  # first one counts
+            data.Failure("c", 0, 1, "", function="softmax", probe=raised),
+            data.Failure("d", 0, 1, "", function="mha_param_count", probe=wrong),
+            data.Failure("e", 0, 1, "", function="merge_heads", probe=right),
+            data.Failure("f", 0, 1, "", function="multi_head_attention"),  # a record without one
+            data.Failure("g", 0, 1, "AssertionError"),  # a visible test: no record
         ]
-    clusters = probe.clusters(found)
-    assert "blank" not in asked, "a learner who implemented nothing was probed"
-    assert "mha_param_count" not in asked["half"] and "mha_param_count" in asked["low"]
-    assert [(c.function, c.is_error) for c in clusters] == [
-        ("split_heads", False),
-        ("softmax", True),
+    found.learners[0].failures[0].key = "reshape_without_transpose"  # blank: in no group
+    found.learners[2].failures[0].key = "reshape_without_transpose"
+    clusters = grouping.clusters(found)
+    assert [(c.function, c.fingerprint, c.students) for c in clusters] == [
+        ("split_heads", "abc", ["half", "low", "top"]),
+        ("mha_param_count", "abc", ["low", "top"]),  # half left it as released
+        ("softmax", "error:ValueError", ["half", "low", "top"]),
     ]
-    assert clusters[1].error == "ValueError: 모양" and clusters[1].students == [
-        "half",
-        "low",
-        "top",
-    ]
+    assert clusters[0].keys == ["reshape_without_transpose"] and not clusters[1].known
+    assert clusters[0].summary == "(2,) float64 [1, 2]" and clusters[0].error == ""
+    assert clusters[2].is_error and clusters[2].error == "ValueError: 모양"
+    assert "def split_heads(" in clusters[0].example
     labels = [label for label, _ in render.numbered(clusters)]
-    assert labels == ["C1", "E1"]
+    assert labels == ["C1", "C2", "E1"]
 
 
 def test_report_help_is_korean():
@@ -129,7 +104,8 @@ def test_report_help_is_korean():
         [sys.executable, "-m", "coursekit.report", "--help"],
         cwd=ROOT, env=venv_environment(), capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "조교용 채점 보고서" in result.stdout and "--no-probe" in result.stdout
+    assert "조교용 채점 보고서" in result.stdout
+    assert "--no-probe" in result.stdout and "아무 일도 하지 않음" in result.stdout  # deprecated
 
 
 def students(assignment, predicate):
@@ -227,3 +203,63 @@ def test_a_learner_who_implemented_nothing_is_one_line_and_in_no_cluster(
     assert blank not in clusters and "NotImplementedError" not in clusters
     assert "error:" not in clusters
     assert f"1명: {blank}</p>" in page
+
+
+# Run the report with an audit hook that notes every process it starts (a sandbox,
+# a kernel) and every code it executes that defines one of the assignment's
+# functions (a learner's answer cell) other than a module file of the course or
+# its environment. (Importing the sandbox is no evidence: nbgrader_config.py names
+# SandboxedExecute, so loading the course's configuration imports it.)
+WATCHED = """
+import json, os, runpy, sys, types
+out, functions, argv = sys.argv[1], set(sys.argv[2].split(",")), sys.argv[3:]
+files = (os.getcwd() + os.sep, sys.prefix + os.sep, sys.base_prefix + os.sep)
+seen = {"processes": [], "executed": []}
+SPAWNS = ("subprocess.Popen", "os.exec", "os.posix_spawn", "os.fork", "os.system", "os.spawn")
+def defines(code):
+    stack = [code]
+    while stack:
+        for const in stack.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_name in functions:
+                    return True
+                stack.append(const)
+    return False
+def hook(event, args):
+    if event in SPAWNS:
+        seen["processes"].append([event, repr(args)[:300]])
+    elif event == "exec" and isinstance(args[0], types.CodeType) and defines(args[0]):
+        name = args[0].co_filename
+        if not (name.startswith(files) and os.path.isfile(name)):
+            seen["executed"].append(name)
+sys.addaudithook(hook)
+sys.argv = ["coursekit.report", *argv]
+try:
+    runpy.run_module("coursekit.report", run_name="__main__")
+except SystemExit as done:
+    seen["exit"] = done.code
+with open(out, "w") as file:
+    json.dump(seen, file)
+"""
+
+
+@pytest.mark.xdist_group(GROUP)
+def test_the_report_runs_no_learner_code_and_gives_the_demo_its_clusters(demo_run, tmp_path):
+    functions = sorted({f for a in ASSIGNMENTS for f in contract_functions(a)})
+    out = tmp_path / "reports"
+    result = subprocess.run(
+        [sys.executable, "-c", WATCHED, str(tmp_path / "seen.json"), ",".join(functions),
+         "--root", str(demo_run.root), "--out", str(out)],
+        cwd=ROOT, env=venv_environment(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    seen = json.loads((tmp_path / "seen.json").read_text(encoding="utf-8"))
+    assert seen["exit"] == 0, seen
+    assert seen["processes"] == [], "the report started a process"
+    assert seen["executed"] == [], "the report executed a learner's answer"
+    # The same report as the demo's own run: the clusters come from the records.
+    for assignment in ASSIGNMENTS:
+        again = (out / f"{assignment}.csv").read_text(encoding="utf-8")
+        assert again == (demo_run.root / "reports" / f"{assignment}.csv").read_text("utf-8")
+        page = (out / f"{assignment}.html").read_text(encoding="utf-8")
+        assert "첫 probe 사례의 출력: <code>" in page  # the cluster of the unknown mistake

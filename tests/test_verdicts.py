@@ -8,13 +8,16 @@ checked for every catalog mistake in tests/test_autograde.py.
 
 from __future__ import annotations
 
+import copy
 import json
 
+import numpy as np
 import pytest
 
 from catalog import all_entries
 from coursekit.report import data
 from grader_tests.checks import checks_of
+from grader_tests.core import compare
 from grader_tests.verdict import CheckFailedError, Verdict
 from tests.notebook_namespace import notebook_namespace
 
@@ -73,3 +76,55 @@ def test_a_name_that_is_not_a_function_gets_a_record_too():
     verdict = failure.value.verdict
     assert (verdict.outcome, verdict.case) == ("not_callable", None)
     assert str(failure.value) == "[split_heads] split_heads 이(가) 함수가 아닙니다: int"
+
+
+@pytest.mark.parametrize("entry", MISTAKES, ids=lambda e: f"{e.assignment}:{e.function}:{e.key}")
+def test_each_failed_check_records_its_functions_output_on_the_probe(entry):
+    """The TA report clusters by this record, so it never runs learner code itself."""
+    checks = checks_of(entry.assignment)
+    namespace = notebook_namespace(entry.assignment, entry)
+    by_function = {}
+    for _, failure in failed_checks(entry):
+        verdict = failure.verdict
+        assert verdict.probe is not None and verdict.probe["digest"]
+        by_function.setdefault(verdict.function, []).append(verdict.probe)
+    for function, records in by_function.items():
+        assert all(r == records[0] for r in records), records  # one probe per function
+        reference = checks.reference_for(function)
+        cases = checks.probe_cases(function)
+        assert [c.seed for c in cases] == [c.seed for c in checks.cases_for(function)[:3]]
+        try:
+            got = [namespace[function](*copy.deepcopy(c.args)) for c in cases]
+        except Exception as error:
+            assert records[0]["digest"] == f"error:{type(error).__name__}"
+            assert records[0]["error"].startswith(type(error).__name__)
+            continue
+        expected = [reference(*c.args) for c in cases]
+        agrees = all(compare(g, e) is None for g, e in zip(got, expected, strict=True))
+        assert records[0]["agrees"] == agrees
+        first = got[0][0] if isinstance(got[0], tuple) else got[0]
+        if isinstance(first, np.ndarray):
+            assert str(first.shape) in records[0]["summary"], records[0]
+
+
+def test_a_version_1_record_is_read_without_a_probe():
+    checks = checks_of("ch3_multihead")
+    with pytest.raises(CheckFailedError) as failure:
+        checks.run("split_heads_random_shapes", lambda M, h: M)
+    record = failure.value.verdict.to_record()
+    assert record["version"] == 2 and record["probe"]["agrees"] is False
+    old = {k: v for k, v in record.items() if k != "probe"} | {"version": 1}
+    read = data.failure_of("split_heads_random_shapes", 0, 1, "", old)
+    assert read.function == "split_heads" and read.probe is None
+    assert data.failure_of("split_heads_random_shapes", 0, 1, "", record).probe == record["probe"]
+
+
+def test_a_learner_error_in_the_probe_record_carries_no_terminal_escapes():
+    def raising(M, h):
+        raise ValueError("\x1b[2J\x1b]0;가짜 제목\x07지워진 화면\n둘째 줄")
+
+    with pytest.raises(CheckFailedError) as failure:
+        checks_of("ch3_multihead").run("split_heads_random_shapes", raising)
+    probe = failure.value.verdict.probe
+    assert probe["digest"] == "error:ValueError" and "지워진 화면" in probe["error"]
+    assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in probe["error"]), probe

@@ -1,9 +1,11 @@
 """조교용 채점 보고서 (TA report) from the gradebook and the autograded notebooks.
 
-    python -m coursekit.report [assignment ...] [--root DIR] [--out DIR] [--no-probe]
+    python -m coursekit.report [assignment ...] [--root DIR] [--out DIR]
 
 Per assignment it prints a terminal table and writes reports/<assignment>.csv
-and reports/<assignment>.html (self-contained; open it in a browser).
+and reports/<assignment>.html (self-contained; open it in a browser). It reads
+the gradebook and the grader's records in the autograded notebooks, and runs
+no learner code: the clusters come from the verdicts' probe records.
 """
 
 from __future__ import annotations
@@ -16,24 +18,21 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 
 from coursekit.course import Course
-from coursekit.report import data, overview, probe, render, summary
+from coursekit.report import clusters as grouping
+from coursekit.report import data, overview, render, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def progress_line(assignment: str):
-    def show(done: int, total: int, student: str) -> None:
-        line = f"   {assignment}: probe 실행 [{done}/{total}] {student}"
-        print(line, file=sys.stderr, flush=True)
-
-    return show
-
-
-def build(root: Path, assignment: str, out: Path, use_probe: bool = True) -> str:
+def build(root: Path, assignment: str, out: Path) -> str:
     """Write the CSV and HTML of one assignment; return its terminal table."""
     print(f"   {assignment}: gradebook 과 채점된 노트북 읽는 중", file=sys.stderr, flush=True)
     found = data.read_assignment(root, assignment)
-    clusters = probe.clusters(found, progress_line(assignment)) if use_probe else []
+    clusters = grouping.clusters(found)
+    old = sum(1 for x in found.learners for f in x.failures if f.function and f.probe is None)
+    if old:  # records from a grader before the probe was recorded: regrade to cluster them
+        print(f"   {assignment}: probe 기록 없는 틀린 칸 {old}개 (다시 채점하면 묶입니다)",
+              file=sys.stderr, flush=True)  # fmt: skip
     counts = summary.summarize(found)
     view = overview.overview(root, found)
     out.mkdir(parents=True, exist_ok=True)
@@ -52,16 +51,22 @@ def main(argv=None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="course root (기본: 이 저장소)")
     parser.add_argument("--out", type=Path, help="보고서 폴더 (기본: <root>/reports)")
     parser.add_argument(
-        "--no-probe", action="store_true", help="학습자 코드를 probe 로 실행하지 않음 (묶음 없음)"
+        "--no-probe",
+        action="store_true",
+        help="더 이상 쓰지 않음 (아무 일도 하지 않음): 보고서는 학습자 코드를 실행하지 않고 "
+        "채점 기록으로 묶습니다",
     )
     args = parser.parse_args(argv)
     # nbgrader runs alembic by name when it opens a new gradebook.
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
+    if args.no_probe:
+        print("--no-probe 는 더 이상 쓰지 않습니다: 보고서는 학습자 코드를 실행하지 않습니다.",
+              file=sys.stderr)  # fmt: skip
     course = Course(args.root)
     out = args.out or args.root / "reports"
     for assignment in args.assignments or course.assignments():
         try:
-            table = build(args.root, assignment, out, not args.no_probe)
+            table = build(args.root, assignment, out)
         except MissingEntry:
             print(f"{assignment}: gradebook 에 채점 기록이 없습니다 (먼저 autograde).", flush=True)
             continue

@@ -2,8 +2,9 @@
 
 A failed hidden check leaves a verdict record in its cell's metadata
 (grader_tests.verdict, stored by the grader): the function, the first failing
-case with its seed, and the misconception that fits. The report reads those
-records; the Korean text is only shown, never parsed.
+case with its seed, the misconception that fits, and what the function gave on
+its probe cases. The report reads those records; the Korean text is only
+shown, never parsed, and no learner code runs.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Failure:
     case: str = ""
     key: str | None = None
     key_title: str = ""
+    probe: dict | None = None  # grader_tests.probe's record, for the clusters
 
     @property
     def summary(self) -> str:
@@ -53,6 +55,8 @@ def failure_of(
         failure.case = describe_case_record(verdict.case)
     if verdict.misconception is not None:
         failure.key, failure.key_title = verdict.key, verdict.misconception["title"]
+    if isinstance(verdict.probe, dict):
+        failure.probe = verdict.probe
     return failure
 
 
@@ -64,9 +68,7 @@ class LearnerResult:
     seconds_late: float
     failures: list[Failure] = field(default_factory=list)
     manual_cells: list[str] = field(default_factory=list)
-    answers: list[str] = field(default_factory=list)  # answer-cell sources, for the probe
-    setup: list[str] = field(default_factory=list)  # read-only setup cells of the notebook
-    probe: dict[str, str] = field(default_factory=dict)  # function -> output fingerprint
+    answers: list[str] = field(default_factory=list)  # answer-cell sources, read, never run
 
     @property
     def late(self) -> bool:
@@ -112,17 +114,11 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
                     result.failures.append(
                         failure_of(grade.name, score, grade.max_score, message, record)
                     )
-            result.setup, result.answers = notebook_code(autograded)
+            result.answers = answer_code(autograded)
             learners.append(result)
     return AssignmentData(assignment, autograded_points, manual, learners)
 
 
-def notebook_code(nb) -> tuple[list[str], list[str]]:
-    """(setup cells, answer cells) of a learner's autograded notebook, as code."""
-    setup, answers = [], []
-    for cell in nb.cells:
-        if cells.is_code_answer(cell):
-            answers.append(cell.source)
-        elif cells.is_setup(cell) and not cells.is_skipped(cell):
-            setup.append(cell.source)
-    return setup, answers
+def answer_code(nb) -> list[str]:
+    """The answer cells of a learner's autograded notebook, as code (shown, never run)."""
+    return [cell.source for cell in nb.cells if cells.is_code_answer(cell)]

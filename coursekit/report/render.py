@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from coursekit.diagnosis import display_width
+from coursekit.report.clusters import Cluster
 from coursekit.report.data import AssignmentData
 from coursekit.report.overview import Overview
-from coursekit.report.probe import Cluster
 from coursekit.report.summary import Summary
 
 # A function still as released is shown once as 미구현, not as a misconception.
@@ -267,13 +267,21 @@ def misconception_section(summary: Summary, n: int) -> list[str]:
     ]
 
 
+def summary_line(c: Cluster) -> str:
+    """The cluster's output on the first probe case, as the grader recorded it."""
+    if not c.summary:
+        return ""
+    return f"<p class='muted'>첫 probe 사례의 출력: <code>{html.escape(c.summary)}</code></p>"
+
+
 def cluster_section(clusters: list[Cluster]) -> list[str]:
     e = html.escape
     parts = [
         "<h2>같은 틀린 출력으로 묶인 학습자</h2>",
-        "<p class='muted'>고정된 probe 입력에서 함수의 틀린 출력이 같은 학습자끼리 묶었습니다. "
-        "카탈로그가 모르는 실수도 여기서 무리로 보입니다. 구현하지 않은 함수는 probe 하지 않고, "
-        "출력 대신 오류를 낸 함수는 묶음이 아니라 아래 오류 표에 있습니다.</p>",
+        "<p class='muted'>고정된 probe 입력에서 함수의 틀린 출력이 같은 학습자끼리 묶었습니다 "
+        "(채점기가 숨은 검사를 돌리며 남긴 기록으로 묶으며, 보고서는 학습자 코드를 실행하지 "
+        "않습니다). 카탈로그가 모르는 실수도 여기서 무리로 보입니다. 구현하지 않은 함수는 "
+        "묶지 않고, 출력 대신 오류를 낸 함수는 묶음이 아니라 아래 오류 표에 있습니다.</p>",
     ]
     singles, errors = [], []
     for label, c in numbered(clusters):
@@ -292,8 +300,8 @@ def cluster_section(clusters: list[Cluster]) -> list[str]:
             continue
         parts.append(
             f"<h3 id='{label}'>{label} · {e(c.function)} · {len(c.students)}명 — {e(named)}</h3>"
-            f"<p>{e(', '.join(c.students))}</p><p class='muted'>예시 ({e(c.students[0])}의 코드):"
-            f"</p><pre>{e(without_docstring(c.example))}</pre>"
+            f"<p>{e(', '.join(c.students))}</p>{summary_line(c)}<p class='muted'>예시 "
+            f"({e(c.students[0])}의 코드):</p><pre>{e(without_docstring(c.example))}</pre>"
         )
     if len(parts) == 2:
         parts.append("<p class='muted'>두 명 이상이 같은 틀린 출력을 낸 묶음은 없습니다.</p>")
