@@ -202,6 +202,8 @@ def test_the_roster_is_checked_whole():
 def test_roster_columns_in_english_or_korean():
     english = roster.parse("id,first_name,last_name,email\nab1,Minjun,Kim,\n")
     assert english == [roster.Learner("ab1", "Minjun", "Kim", "", "")]
+    (irish,) = roster.parse("id,first_name,last_name\nx1,Sean,O'Brien\n")
+    assert irish.last_name == "O'Brien"  # an apostrophe is a name, not markup
     korean = roster.parse("학번,성,이름,이메일\n7,제갈,공명,k@example.com\n")
     assert korean == [roster.Learner("7", "공명", "제갈", "k@example.com", "")]
     with pytest.raises(roster.RosterError, match="no name column"):
