@@ -5,7 +5,7 @@ mistake from an attacker whose outputs, markdown, raw cell, written answer,
 notebook metadata and an extra file all carry script) is graded with `make
 grade`, given feedback and a TA report. Then headless Chromium opens, as the
 instructor, formgrader's pages of the attacker's submission, the feedback page
-through /files/ and from disk, the TA report, the autograded notebook through
+in JupyterLab, through /files/ and from disk, the TA report, the autograded notebook through
 /files/ and /nbconvert/, and the extra file. The script would send a beacon to a
 loopback listener the test runs and, with formgrader's _xsrf cookie, PUT every
 grade to full marks plus extra credit and a file through /api/contents. A
@@ -342,6 +342,12 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
                 assert response.status == 200, (path, response.status)
                 settle(page, listener, 1.0)
             seen["feedback_files"] = page.inner_text("body")
+            # In JupyterLab: its HTML viewer shows the feedback page in a frame.
+            page.goto(f"{base}/lab/tree/feedback/{ATTACKER}/{ASSIGNMENT}/{NOTEBOOK}.html")
+            viewer = page.frame_locator("iframe").first
+            viewer.locator("#course-summary").wait_for(state="visible", timeout=120_000)
+            seen["feedback_lab"] = viewer.locator("body").inner_text()
+            settle(page, listener)
             # From disk: the feedback page and the TA report.
             page.goto(feedback.as_uri())
             settle(page, listener)
@@ -367,6 +373,7 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
     assert seen["formgrader_table"] and seen["formgrader_heatmap"]
     assert "요약: 함수마다 점수와 첫 번째 진단" in seen["feedback"]
     assert "요약: 함수마다 점수와 첫 번째 진단" in seen["feedback_files"]
+    assert DIAGNOSIS in seen["feedback_lab"]
     assert DIAGNOSIS in seen["feedback"]
     assert seen["feedback_table"] and seen["feedback_heatmap"]
     assert "조교용 채점 보고서" in seen["report"] and ATTACKER in seen["report"]
