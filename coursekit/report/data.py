@@ -69,10 +69,16 @@ class LearnerResult:
     failures: list[Failure] = field(default_factory=list)
     manual_cells: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # answer-cell sources, read, never run
+    name: str = ""  # "Last, First" from the gradebook (the roster), as formgrader shows it
 
     @property
     def late(self) -> bool:
         return self.seconds_late > 0
+
+    @property
+    def label(self) -> str:
+        """The learner as the report shows them: the id, and the name when the gradebook has one."""
+        return f"{self.student} ({self.name})" if self.name else self.student
 
 
 @dataclass
@@ -97,6 +103,7 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             result = LearnerResult(
                 student, submission.score, submission.max_score, submission.total_seconds_late
             )
+            result.name = full_name(submission.student)
             # One read of the learner's autograded notebook serves every question below.
             autograded = course.autograded_notebook(student, assignment)
             errors, verdicts = cells.error_texts(autograded), cells.verdict_records(autograded)
@@ -117,6 +124,12 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             result.answers = answer_code(autograded)
             learners.append(result)
     return AssignmentData(assignment, autograded_points, manual, learners)
+
+
+def full_name(student) -> str:
+    """ "Last, First" of a gradebook student, "" when the gradebook has no name."""
+    parts = [student.last_name or "", student.first_name or ""]
+    return ", ".join(part for part in parts if part)
 
 
 def answer_code(nb) -> list[str]:

@@ -85,11 +85,12 @@ def terminal(
         f"■ {data.assignment} — 학습자 {len(data.learners)}명, 만점 {total:g}점, 평균 {mean:.1f}점"
     ]
     lines += terminal_overview(data, view)
-    width = max((len(learner.student) for learner in data.learners), default=7)
+    width = max((display_width(learner.label) for learner in data.learners), default=7)
     lines.append(f"  {'학습자':<{width - 1}} {'점수':>7}  틀린 칸과 진단")
     for learner in data.learners:
         late = " (마감 뒤)" if learner.late else ""
-        head = f"  {learner.student:<{width + 2}} {learner.score:>5g}/{total:g}{late}"
+        pad = " " * (width + 2 - display_width(learner.label))  # Korean names are wide
+        head = f"  {learner.label}{pad} {learner.score:>5g}/{total:g}{late}"
         if learner.student in view.unimplemented.nothing:
             lines.append(f"{head}  미구현: 아무 함수도 구현하지 않았습니다")
             continue
@@ -350,7 +351,7 @@ def learner_rows(data: AssignmentData, clusters: list[Cluster], view: Overview) 
         if not rows:
             rows.append("<div class='ok'>✓ 모든 자동 채점 칸 통과</div>")
         parts.append(
-            f"<tr><td>{e(learner.student)}{late}</td><td>{learner.score:g}&nbsp;/&nbsp;"
+            f"<tr><td>{e(learner.label)}{late}</td><td>{learner.score:g}&nbsp;/&nbsp;"
             f"{view.full_score:g}</td><td>{''.join(rows)}</td></tr>"
         )
     return [*parts, "</table>"]
