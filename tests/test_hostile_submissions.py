@@ -38,6 +38,7 @@ import nbformat
 import pytest
 
 from coursekit import submissions
+from coursekit.grading import shapes
 from coursekit.sandbox import policy
 from tests.course_sandbox import CourseSandbox
 from tests.hostile import (
@@ -454,6 +455,15 @@ def test_scenario_without_incident_is_recorded_by_its_own_errors_only(graded, na
     assert found == []
 
 
+def test_a_learners_exception_named_like_an_incident_is_not_printed_as_one(graded):
+    """make grade used to print forged_kernel_died as "보호 장치 1칸: KernelDied"."""
+    lines = [line for line in graded.run.stdout.splitlines() if "· forged_kernel_died " in line]
+    assert len(lines) == 1 and "보호 장치" not in lines[0], lines
+    assert "KernelDied" in graded.sandbox.autograded_errors("forged_kernel_died", ASSIGNMENT).get(
+        "split_heads_seed", ""
+    )  # the learner's own error is still shown in its cell
+
+
 @pytest.mark.parametrize("name", sorted(n for n, s in SCENARIOS.items() if hasattr(s, "RAN")))
 def test_scenario_attack_really_ran(graded, name):
     """The attacker's own output shows that its attack ran (and how far it got)."""
@@ -565,7 +575,9 @@ def secret_lines(graded: Graded, name: str) -> set[str]:
     given = [notebook_text(graded.sandbox.release_notebook(ASSIGNMENT))]
     submitted = graded.sandbox.root / "submitted" / name / ASSIGNMENT
     with contextlib.suppress(Exception):  # the invalid notebook has nothing to give
-        nb = nbformat.read(submitted / graded.sandbox.notebook_name(ASSIGNMENT), as_version=4)
+        # read as the grader reads it: a JSON too deep for nbformat is graded all the same
+        with open(submitted / graded.sandbox.notebook_name(ASSIGNMENT), "rb") as stream:
+            nb = shapes.Shaper(64, 10**6, 10**6).notebook(shapes.load(stream, 2**31))
         given.append(notebook_text(nb))
     given_text = "\n".join(given)
     found = set()

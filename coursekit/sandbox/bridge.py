@@ -149,7 +149,7 @@ class Bridge:
         self.path = os.path.join(self.folder, "bridge.sock")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.path)
-        os.chmod(self.path, 0o600, follow_symlinks=False)
+        os.chmod(self.path, 0o600)  # in a folder only we can write: no link to follow
         self.listener.listen(8)
         self.installed = False  # whether the kernel has the bridge module
         self.uid, self.pid = os.geteuid(), None
