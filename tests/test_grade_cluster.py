@@ -160,58 +160,55 @@ def tls_flags(folder: Path) -> list[str]:
     ]
 
 
-@pytest.fixture(scope="module")
-def tls_cluster(tmp_path_factory):
-    certs = tmp_path_factory.mktemp("certs")
-    cluster.make_certificates(certs, ["127.0.0.1", "localhost"])
-    port = free_port()
-    address = f"tls://127.0.0.1:{port}"
-    env = venv_environment()
-    started = []
-    scheduler = subprocess.Popen(
-        [
-            BIN / "dask",
-            "scheduler",
-            "--host=127.0.0.1",
-            f"--port={port}",
-            "--protocol=tls",
-            "--no-dashboard",
-            *tls_flags(certs),
-        ],
-        cwd=tmp_path_factory.mktemp("scheduler"),
-        env=env,
+def start_scheduler(port: int, certs: Path, folder: Path) -> subprocess.Popen:
+    command = [BIN / "dask", "scheduler", "--host=127.0.0.1", f"--port={port}"]
+    command += ["--protocol=tls", "--no-dashboard", *tls_flags(certs)]
+    return subprocess.Popen(
+        command,
+        cwd=folder,
+        env=venv_environment(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    started.append(scheduler)
-    workers = []
-    for number in range(2):
-        folder = tmp_path_factory.mktemp(f"worker{number}")  # a folder of its own, no class
-        workers.append(
-            subprocess.Popen(
-                [
-                    BIN / "dask",
-                    "worker",
-                    address,
-                    "--nthreads=1",
-                    "--no-nanny",
-                    "--no-dashboard",
-                    "--host=127.0.0.1",
-                    f"--local-directory={folder}",
-                    *tls_flags(certs),
-                ],
-                cwd=folder,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-    started += workers
-    yield address, certs, workers
-    for process in started:
+
+
+def start_worker(address: str, certs: Path, folder: Path) -> subprocess.Popen:
+    """`dask worker ADDRESS` in a folder of its own, without the class."""
+    command = [BIN / "dask", "worker", address, "--nthreads=1", "--no-nanny", "--no-dashboard"]
+    command += ["--host=127.0.0.1", f"--local-directory={folder}", *tls_flags(certs)]
+    return subprocess.Popen(
+        command,
+        cwd=folder,
+        env=venv_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop(processes) -> None:
+    for process in processes:
         if process.poll() is None:
             process.kill()
         process.wait()
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("certs")
+    cluster.make_certificates(folder, ["127.0.0.1", "localhost"])
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory, certs):
+    port = free_port()
+    address = f"tls://127.0.0.1:{port}"
+    scheduler = start_scheduler(port, certs, tmp_path_factory.mktemp("scheduler"))
+    workers = [
+        start_worker(address, certs, tmp_path_factory.mktemp(f"worker{n}")) for n in range(2)
+    ]
+    yield address, certs, workers
+    stop([scheduler, *workers])
 
 
 def wait_for_workers(address: str, certs: Path, count: int) -> None:
@@ -279,6 +276,52 @@ def test_a_rerun_on_the_tls_cluster_adds_nothing(on_tls):
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert "5개는 건너뛰었습니다" in again.stdout
     assert len(before) == 5 and ledger(course) == before
+
+
+def test_the_scheduler_gone_is_said_plainly_and_a_rerun_finishes_the_class(
+    stock, certs, tmp_path_factory
+):
+    port = free_port()
+    address = f"tls://127.0.0.1:{port}"
+    scheduler = start_scheduler(port, certs, tmp_path_factory.mktemp("scheduler-gone"))
+    worker = start_worker(address, certs, tmp_path_factory.mktemp("worker-gone"))
+    course = build_class(tmp_path_factory.mktemp("gone"))
+    env = {**venv_environment(), "COURSE_DASK_TLS_DIR": str(certs)}
+    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
+    command += ["--scheduler", address]
+    try:
+        wait_for_workers(address, certs, 1)
+        run = subprocess.Popen(
+            command,
+            cwd=course.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for line in run.stdout:
+            if line.startswith("[1/5]"):
+                scheduler.send_signal(signal.SIGKILL)
+        stderr = run.stderr.read()
+        assert run.wait(timeout=600) == 3, stderr[-3000:]
+        assert "스케줄러와 연결이 끊겼습니다" in stderr and "다시 실행하면" in stderr, stderr[
+            -3000:
+        ]
+        graded = ledger(course)
+        assert 1 <= len(graded) < 5
+        stop([worker])
+        scheduler = start_scheduler(port, certs, tmp_path_factory.mktemp("scheduler-back"))
+        worker = start_worker(address, certs, tmp_path_factory.mktemp("worker-back"))
+        wait_for_workers(address, certs, 1)
+        again = subprocess.run(command, cwd=course.root, env=env, capture_output=True, text=True)
+    finally:
+        stop([scheduler, worker])
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"{len(graded)}개는 건너뛰었습니다" in again.stdout
+    assert len(ledger(course)) == 5
+    assert gradebook.dump(course.db_url, course.course_id) == gradebook.dump(
+        stock.db_url, stock.course_id
+    )
 
 
 def test_plain_tcp_beyond_loopback_is_refused_and_a_missing_scheduler_is_said_plainly(tmp_path):
@@ -364,3 +407,19 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
     assert sum(v or 0 for v in scores["reference"].values()) > 0
     shown = course.autograded_notebook("blank-release", assignment)
     assert any("작업자 프로세스가 3번" in str(cell.get("outputs")) for cell in shown.cells)
+
+
+def test_the_dashboard_is_dasks_own_page_on_loopback_when_asked(tmp_path):
+    import urllib.error
+    import urllib.request
+
+    with cluster.client_for(tmp_path, None, 1, dashboard=True) as client:
+        link = client.dashboard_link
+        assert link.startswith("http://127.0.0.1:"), link
+        with urllib.request.urlopen(link, timeout=60) as page:
+            assert page.status == 200 and b"Dask" in page.read()
+    with cluster.client_for(tmp_path, None, 1, dashboard=False) as client:
+        # only Dask's /health and metrics routes, on loopback: no dashboard page
+        port = client.scheduler_info()["services"]["dashboard"]
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=60)

@@ -28,6 +28,8 @@ from coursekit.grading.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
 
 # Modules a worker must import from the bundle, not from wherever its environment has them.
 COURSE_PACKAGES = ("solutions", "grader_tests")
+# The grader's modules that import names from them when they are imported.
+IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "coursekit.feedback")
 
 
 class SandboxRefusedError(RuntimeError):
@@ -192,14 +194,22 @@ def worker_address() -> str:
 
 
 def use_course_packages(folder: Path) -> None:
-    """Import solutions/ and grader_tests/ from the bundle, not from the environment's path."""
+    """Import solutions/ and grader_tests/ from the bundle, not from the environment's path.
+
+    Modules already imported from elsewhere are forgotten, and so are the
+    grader's modules that hold names from them (IMPORTERS), so that nothing
+    keeps a class of the other copy (an `except CheckFailedError` would miss).
+    """
     if sys.path[:1] != [str(folder)]:
         sys.path.insert(0, str(folder))
-    for name in list(sys.modules):
-        if name.split(".")[0] in COURSE_PACKAGES:
-            module_file = getattr(sys.modules[name], "__file__", None) or ""
-            if not module_file.startswith(str(folder)):
-                del sys.modules[name]
+    stale = [
+        name
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] in COURSE_PACKAGES
+        and not (getattr(module, "__file__", None) or "").startswith(str(folder))
+    ]
+    for name in [*stale, *(IMPORTERS if stale else ())]:
+        sys.modules.pop(name, None)
 
 
 def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> None:
