@@ -11,6 +11,7 @@ autograde → generate_feedback → the TA report.
 
 from __future__ import annotations
 
+import csv
 import filecmp
 import shutil
 import subprocess
@@ -254,4 +255,9 @@ def test_the_new_assignment_goes_round_the_whole_cycle(course):
     report = run_module(sandbox.root, "coursekit.report", NEW, "--root", str(sandbox.root))
     assert report.returncode == 0, report.stderr[-3000:]
     assert "double_plus_one" in report.stdout, report.stdout
-    assert (sandbox.root / "reports" / f"{NEW}.csv").is_file()
+    with (sandbox.root / "reports" / f"{NEW}.csv").open(encoding="utf-8") as rows:
+        table = list(csv.DictReader(rows))
+    # The new assignment's verdicts carry its probe too: the wrong learner is clustered.
+    clusters = {(r["student"], r["cell"]): r["cluster"] for r in table}
+    assert clusters[("wrong", "double_random_shapes")] == "C1", table
+    assert not any(r["cluster"] for r in table if r["student"] == "blank"), table
