@@ -2,7 +2,8 @@
 
 A schema version nbgrader does not know stops stock `nbgrader autograde` for
 the whole class; a string where a dict or a number belongs fails the
-notebook. Each such cell is the instructor's cell again, restored and graded.
+notebook. Each such cell is the instructor's cell again, restored and graded:
+the cells of the right answers keep their points.
 """
 
 from tests.hostile import SPLIT_HEADS_LOSSES, WRONG_SPLIT_HEADS
@@ -26,6 +27,10 @@ def tamper(nb, folder):
             del meta["solution"]
         elif name == "seed_setup":
             meta["schema_version"] = 1  # older than nbgrader reads
+        elif name == "mha_random_shapes":  # a cell of a right answer: restored, full marks
+            cell.metadata["nbgrader"] = 42
+        elif name == "param_count_seed":  # likewise, its id gone
+            del meta["grade_id"]
         elif name == "softmax_answer":
             meta["grade_id"] = ["softmax_answer"]  # not a string
             cell.metadata["tags"] = "skip-autograde"
