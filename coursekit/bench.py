@@ -247,6 +247,13 @@ def main(argv=None) -> int:
     stats_file = work / "stats.json"
     make_grade(pristine(template, work / "stats"), args.jobs, "--stats", str(stats_file))
     driver = json.loads(stats_file.read_text(encoding="utf-8"))["driver"]
+    # A fixed start (workers, their warm-kernel parents) hides in a small class: the cost
+    # per notebook is the slope between this class and one twice its size.
+    print("LocalCluster and the fork pool once more, on a class twice the size …", flush=True)
+    doubled, doubled_notebooks = grown(template, work / "double-grade", 2 * args.learners)
+    _, doubled_cpu_grade = cpu_timed(lambda: make_grade(doubled, args.jobs))
+    doubled, _ = grown(template, work / "double-pool", 2 * args.learners)
+    _, doubled_cpu_pool = cpu_timed(lambda: pool_grade(doubled, args.jobs))
     per_notebook = {}
     for size in sizes:
         if size == args.learners:  # the class of the ratios: its median
@@ -273,6 +280,19 @@ def main(argv=None) -> int:
         f"{pool_cpu / notebooks * 1000:.0f} CPU-ms per notebook ({grade_cpu / pool_cpu:.3f}×, "
         f"target ≤ 1.05); wall {grade_s:.1f} vs {pool_s:.1f} s ({grade_s / pool_s:.3f}×: "
         "compare wall clock only on a quiet machine)"
+    )
+    added = max(doubled_notebooks - notebooks, 1)
+    slopes = [
+        (c - s) / added for c, s in ((doubled_cpu_grade, grade_cpu), (doubled_cpu_pool, pool_cpu))
+    ]
+    starts = [
+        total - slope * notebooks
+        for total, slope in zip((grade_cpu, pool_cpu), slopes, strict=True)
+    ]
+    print(
+        f"  per notebook (slope)     {slopes[0] * 1000:.0f} vs {slopes[1] * 1000:.0f} CPU-ms "
+        f"({slopes[0] / slopes[1]:.3f}×, target ≤ 1.05); start {starts[0]:.1f} vs "
+        f"{starts[1]:.1f} CPU-s (a warm-kernel parent per worker, Dask itself)"
     )
     per_hour = 3600_000 / max(driver["wall_ms_per_result"], 0.001)
     print(

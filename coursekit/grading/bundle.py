@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,9 @@ class CourseBundle:
     files: dict[str, bytes]  # relative path -> content
     definitions: dict[str, list[dict]]  # table -> rows
     digest: str
+    # those rows in an SQLite gradebook made once by the driver: a new gradebook costs
+    # nbgrader an `alembic` process, which each worker would otherwise start
+    definitions_db: bytes = b""
 
     def unpack(self, folder: Path) -> Path:
         """Write the course into `folder` (once) and its definitions into an SQLite gradebook."""
@@ -56,7 +60,10 @@ class CourseBundle:
             path.write_bytes(content)
         database = folder / DEFINITIONS_DB
         database.unlink(missing_ok=True)
-        write_definitions(f"sqlite:///{database}", self.course_id, self.definitions)
+        if self.definitions_db:
+            database.write_bytes(self.definitions_db)
+        else:
+            write_definitions(f"sqlite:///{database}", self.course_id, self.definitions)
         done.write_text(self.digest)
         return folder
 
@@ -150,4 +157,9 @@ def digest_of(course_id: str, files: dict[str, bytes], definitions: dict) -> str
 def make(root: Path, db_url: str, course_id: str, assignments) -> CourseBundle:
     files = course_files(Path(root))
     definitions = read_definitions(db_url, course_id, assignments)
-    return CourseBundle(course_id, files, definitions, digest_of(course_id, files, definitions))
+    with tempfile.TemporaryDirectory(prefix="coursekit-definitions-") as scratch:
+        database = Path(scratch) / DEFINITIONS_DB
+        write_definitions(f"sqlite:///{database}", course_id, definitions)
+        definitions_db = database.read_bytes()
+    digest = digest_of(course_id, files, definitions)
+    return CourseBundle(course_id, files, definitions, digest, definitions_db)

@@ -111,6 +111,10 @@ class CoursePlugin(WorkerPlugin):
         bin_folder = str(Path(sys.executable).parent)
         if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
             os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
+        # as coursekit.grading.__main__ does (its comment says why): for a `dask worker`
+        # started by hand, which imports nbgrader, and so jsonschema, only from here
+        if "jsonschema" not in sys.modules:
+            sys.modules.setdefault("rfc3987_syntax", None)
         self.folder = Path(worker.local_directory) / self.name
         self.bundle.unpack(self.folder)
         self.lock = threading.Lock()  # one autograde at a time per process (it chdirs)
