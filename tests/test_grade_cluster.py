@@ -125,6 +125,35 @@ def test_a_rerun_adds_nothing(local):
     assert after == before  # not a row, not a file (same mtimes) written again
 
 
+def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
+    from nbgrader.api import Gradebook
+
+    from coursekit.grading import bundle
+
+    course = local[0]
+    assignment = course.assignments()[0]
+    made = bundle.make(course.root, course.db_url, course.course_id, {assignment})
+    assert (
+        made.digest
+        == bundle.make(course.root, course.db_url, course.course_id, {assignment}).digest
+    )
+    tops = {Path(name).parts[0] for name in made.files}
+    assert tops == {"nbgrader_config.py", "source", "solutions", "grader_tests"}
+    assert set(made.definitions) == set(bundle.DEFINITION_TABLES)
+    notebook = Path(course.notebook_name(assignment)).stem
+    folder = made.unpack(tmp_path / "worker")
+    with Gradebook(f"sqlite:///{folder / bundle.DEFINITIONS_DB}", course.course_id) as gb:
+        assert [a.name for a in gb.assignments] == [assignment]
+        assert gb.students == []
+        with course.gradebook() as real:
+            cells = {
+                c.name: c.max_score for c in real.find_notebook(notebook, assignment).grade_cells
+            }
+        assert {
+            c.name: c.max_score for c in gb.find_notebook(notebook, assignment).grade_cells
+        } == cells
+
+
 def test_a_changed_submission_is_graded_again(tmp_path):
     """Not vacuous: the ledger skips only the same files; a new hand-in is graded."""
     from coursekit.grading.task import read_submission

@@ -18,6 +18,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,9 +135,19 @@ def read_definitions(db_url: str, course_id: str, assignments) -> dict[str, list
     return result
 
 
+def use_environment_bin() -> None:
+    """This environment's bin/ first on PATH: nbgrader runs `alembic` by name (for a new
+    gradebook), wherever `dask worker` or the driver was started from."""
+    bin_folder = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
+        os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
+
+
 def write_definitions(db_url: str, course_id: str, definitions: dict[str, list[dict]]) -> None:
     """A gradebook (made by nbgrader, so its schema and version) holding only these rows."""
     from nbgrader.api import Base, Gradebook
+
+    use_environment_bin()
 
     with Gradebook(db_url, course_id) as gb:
         for table in DEFINITION_TABLES:

@@ -24,7 +24,12 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from coursekit.grading.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
+from coursekit.grading.bundle import (
+    DEFINITIONS_DB,
+    CourseBundle,
+    safe_relative,
+    use_environment_bin,
+)
 
 # Modules a worker must import from the bundle, not from wherever its environment has them.
 COURSE_PACKAGES = ("solutions", "grader_tests")
@@ -107,10 +112,7 @@ class CoursePlugin(WorkerPlugin):
         self.unsafe_no_sandbox = unsafe_no_sandbox
 
     def setup(self, worker):
-        # nbgrader runs `alembic` by name: this environment's, wherever `dask worker` started.
-        bin_folder = str(Path(sys.executable).parent)
-        if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
-            os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
+        use_environment_bin()  # kernels and alembic by name, wherever `dask worker` started
         # as coursekit.grading.__main__ does (its comment says why): for a `dask worker`
         # started by hand, which imports nbgrader, and so jsonschema, only from here
         if "jsonschema" not in sys.modules:
