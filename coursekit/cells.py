@@ -17,7 +17,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 # the learner saw the drawing in their own run.
 SKIP_TAG = "skip-autograde"
 
-# Where the grader keeps a failed hidden check's record (grader_tests.verdict)
+# Where the grader keeps a failed hidden check's record (coursekit.checks.verdict)
 # in the autograded notebook. Only the grader writes it: whatever a submission
 # brings under this key is dropped before grading (forget_verdicts).
 VERDICT_KEY = "coursekit_verdict"

@@ -134,7 +134,7 @@ class Course:
         return nbformat.read(path, as_version=4)
 
     def autograded_verdicts(self, student: str, assignment: str) -> dict[str, dict]:
-        """grade_id -> the verdict record of each failed hidden check (grader_tests.verdict)."""
+        """grade_id -> the verdict record of each failed hidden check (coursekit.checks.verdict)."""
         return cells.verdict_records(self.autograded_notebook(student, assignment))
 
     def autograded_errors(self, student: str, assignment: str) -> dict[str, str]:

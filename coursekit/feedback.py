@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from coursekit import cells, diagnosis
-from grader_tests.verdict import Verdict
+from coursekit.checks.verdict import Verdict
 
 SUMMARY_ID = "course-summary"
 CSS = """
@@ -64,7 +64,7 @@ def _max(cell) -> float:
 
 def misconception_line(cell) -> str:
     """'짐작되는 실수 [key]: ...' from the verdict record the grader stored in a failed
-    hidden test cell (grader_tests.verdict), or "" when it names none."""
+    hidden test cell (coursekit.checks.verdict), or "" when it names none."""
     record = cells.verdict_record(cell)
     if not isinstance(record, dict):
         return ""

@@ -3,7 +3,7 @@
 `CHECKS` at the end declares one `HiddenCheck` per hidden test cell; the
 cell calls the derived `check_<grade_id>(function)`. Random cases use
 all-different axis lengths, so a swapped axis cannot hide behind equal sizes;
-every case carries its seed, and `python -m grader_tests.reproduce
+every case carries its seed, and `python -m coursekit.checks.reproduce
 ch3_multihead SEED` rebuilds it for a TA.
 """
 
@@ -14,10 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solutions import ch3_multihead as ref
-
-from .checks import HiddenCheck, HiddenChecks
-from .core import (
+from coursekit.checks.core import (
     READS_NOTEBOOK_GLOBALS,
     Case,
     Evidence,
@@ -27,6 +24,8 @@ from .core import (
     same,
     uses_attribute,
 )
+from coursekit.checks.declared import HiddenCheck, HiddenChecks
+from solutions import ch3_multihead as ref
 
 ASSIGNMENT = "ch3_multihead"
 # Names the seed's setup cells define at top level. A learner function that

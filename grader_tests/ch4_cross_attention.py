@@ -5,7 +5,7 @@ cell calls the derived `check_<grade_id>(function)`. Random cases use
 all-different axis lengths (n_dec ≠ n_enc, n_q ≠ n_k), and random masks keep
 at least one True and one False in every row, so neither a mask nor its
 inverse ever blocks a whole row. Every seeded case can be rebuilt with
-`python -m grader_tests.reproduce ch4_cross_attention SEED`.
+`python -m coursekit.checks.reproduce ch4_cross_attention SEED`.
 
 split_heads and merge_heads are ch3's functions: their case builders and
 misconceptions come from grader_tests.ch3_multihead, with ch4's own seeds.
@@ -19,13 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from solutions import ch3_multihead as ch3_ref
-from solutions import ch4_cross_attention as ref
-
-from . import ch3_multihead as ch3
-from .ch3_multihead import MERGE_HEADS_MISTAKES, SPLIT_HEADS_MISTAKES
-from .checks import HiddenCheck, HiddenChecks
-from .core import (
+from coursekit.checks.core import (
     Case,
     Evidence,
     Misconception,
@@ -35,6 +29,12 @@ from .core import (
     same,
     uses_attribute,
 )
+from coursekit.checks.declared import HiddenCheck, HiddenChecks
+from solutions import ch3_multihead as ch3_ref
+from solutions import ch4_cross_attention as ref
+
+from . import ch3_multihead as ch3
+from .ch3_multihead import MERGE_HEADS_MISTAKES, SPLIT_HEADS_MISTAKES
 
 ASSIGNMENT = "ch4_cross_attention"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catalog import all_entries, catalogs
-from grader_tests.checks import checks_of
+from coursekit.checks.declared import checks_of
 
 __all__ = ["all_entries", "catalogs", "run_hidden_checks"]
 

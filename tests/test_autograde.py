@@ -17,8 +17,8 @@ import pytest
 
 from catalog import Entry, catalogs
 from coursekit import submissions
-from grader_tests.checks import checks_of
-from grader_tests.verdict import Verdict
+from coursekit.checks.declared import checks_of
+from coursekit.checks.verdict import Verdict
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

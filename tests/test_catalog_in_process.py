@@ -6,7 +6,7 @@ reference in a notebook-like namespace and every hidden check runs on it.
 
 import pytest
 
-from grader_tests.checks import checks_of
+from coursekit.checks.declared import checks_of
 from tests.catalog_support import all_entries, catalogs, run_hidden_checks
 from tests.notebook_namespace import notebook_namespace
 

@@ -23,8 +23,8 @@ import nbformat
 import pytest
 
 from coursekit import submissions
+from coursekit.checks.verdict import Verdict
 from coursekit.release import venv_environment
-from grader_tests.verdict import Verdict
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,8 +50,8 @@ import numpy as np
 
 from solutions import zz_double as ref
 
-from .checks import HiddenCheck, HiddenChecks
-from .core import Case, Misconception, distinct_ints
+from coursekit.checks.core import Case, Misconception, distinct_ints
+from coursekit.checks.declared import HiddenCheck, HiddenChecks
 
 
 def double_case(seed):

@@ -124,7 +124,7 @@ def test_html_page_has_diagnoses_counts_chart_and_unknown_cluster(demo_run: Demo
     for learner in simulated_class(assignment):
         if "카탈로그 실수" in learner.plan:
             assert f"[{learner.plan.rsplit('/', 1)[1]}]" in page
-    assert "seed " in page and "python -m grader_tests.reproduce" in page
+    assert "seed " in page and "python -m coursekit.checks.reproduce" in page
     assert "조교 채점 대기" in page
     function, _ = UNKNOWN_MISTAKES[assignment]
     unknown = sorted(students(assignment, lambda x: "카탈로그에 없는" in x.plan))

@@ -1,4 +1,4 @@
-"""The course's one tolerance (grader_tests.core.allclose) and the messages that show it.
+"""The course's one tolerance (coursekit.checks.core.allclose) and the messages that show it.
 
 The catalog tests prove the rest: every mistake still loses exactly its cells
 with its diagnosis, and every correct variant, the float32 ones included,
@@ -13,9 +13,10 @@ import re
 import numpy as np
 import pytest
 
+from coursekit.checks import core, reproduce
+from coursekit.checks.declared import checks_of
 from coursekit.course import Course
-from grader_tests import ch3_multihead, core, reproduce
-from grader_tests.checks import checks_of
+from grader_tests import ch3_multihead
 from tests.demo_class import ROOT
 
 SEEDED = [

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from catalog import all_entries
+from coursekit.checks.core import compare
+from coursekit.checks.declared import checks_of
+from coursekit.checks.verdict import CheckFailedError, Verdict
 from coursekit.report import data
-from grader_tests.checks import checks_of
-from grader_tests.core import compare
-from grader_tests.verdict import CheckFailedError, Verdict
 from tests.notebook_namespace import notebook_namespace
 
 MISTAKES = all_entries("mistake")

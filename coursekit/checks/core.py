@@ -109,7 +109,7 @@ def allclose(got: Any, expected: Any) -> bool:
     """True when `got` agrees with the float array `expected` within the course's tolerance.
 
     The one definition of "the same value": the hidden checks (`compare`),
-    `python -m grader_tests.reproduce --got` and the TA report's probe use it.
+    `python -m coursekit.checks.reproduce --got` and the TA report's probe use it.
     Shapes must be equal (no broadcasting); got must hold real numbers.
     """
     try:

@@ -13,7 +13,7 @@ An assignment's module in grader_tests/ declares its checks once:
 Everything else is derived from that declaration: the `check_<grade_id>`
 functions the hidden cells call, the reference each check compares with (the
 function of the same name in solutions/), the seeded cases that
-`python -m grader_tests.reproduce` rebuilds, and the probe cases whose results a
+`python -m coursekit.checks.reproduce` rebuilds, and the probe cases whose results a
 failed check's verdict carries for the TA report's clusters.
 """
 
@@ -140,7 +140,7 @@ class HiddenChecks:
         )
 
     def probe_record(self, function: str, fn: Callable, outcome: Outcome) -> dict:
-        """What `fn` gave on the function's probe cases (grader_tests.probe), for the verdict.
+        """What `fn` gave on the function's probe cases (coursekit.checks.probe), for the verdict.
 
         The check that declares the probe cases called fn on them already: those
         results are reused. Another check of the same function calls fn on them
@@ -239,7 +239,7 @@ class HiddenChecks:
         return sorted(cases, key=lambda case: case.seed is None)
 
     def probe_cases(self, function: str) -> list[Case]:
-        """The fixed probe of a function (grader_tests.probe): its first cases, seeded first."""
+        """The fixed probe of a function (coursekit.checks.probe): its first cases, seeded first."""
         return self.cases_for(function)[:PROBE_CASES]
 
     def functions(self) -> list[str]:

@@ -1,7 +1,7 @@
 """Rebuild a failing hidden-test case for a TA: its inputs and the expected result.
 
-    python -m grader_tests.reproduce ch3_multihead 3203
-    python -m grader_tests.reproduce ch3_multihead 3203 --got got.npz
+    python -m coursekit.checks.reproduce ch3_multihead 3203
+    python -m coursekit.checks.reproduce ch3_multihead 3203 --got got.npz
 
 The seed is the one a failing test's message names. The case's arrays are
 printed and, with --save FILE.npz, written for loading in a notebook. With
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .checks import checks_of
 from .core import ATOL, RTOL, Case, compare, format_value
+from .declared import checks_of
 
 
 def rebuild(assignment: str, seed: int) -> tuple[Any, Case, Any]:

@@ -55,7 +55,7 @@ class Verdict:
     the name was not even a function); `error` is `{"type", "message"}` when
     the learner's function raised; `misconception` is `{"key", "title",
     "advice"}` when one explains the evidence; `probe` is what the function
-    gave on its probe cases (grader_tests.probe), for the TA report's clusters.
+    gave on its probe cases (coursekit.checks.probe), for the TA report's clusters.
     """
 
     function: str
@@ -90,7 +90,7 @@ class Verdict:
         """What a TA runs to rebuild the failing case, when it has a seed."""
         if self.assignment is None or self.seed is None:
             return None
-        return f"python -m grader_tests.reproduce {self.assignment} {self.seed}"
+        return f"python -m coursekit.checks.reproduce {self.assignment} {self.seed}"
 
     def to_record(self) -> dict:
         record = asdict(self)

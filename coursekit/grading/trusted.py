@@ -18,15 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from coursekit.checks.core import code_names
+from coursekit.checks.verdict import CheckFailedError
 from coursekit.sandbox.bridge import Session
-from grader_tests.core import code_names
-from grader_tests.verdict import CheckFailedError
 
 
 @dataclass
 class CellResult:
     """How one test cell fared in the grader's run; `record` is a failed hidden
-    check's verdict (grader_tests.verdict.Verdict.to_record())."""
+    check's verdict (coursekit.checks.verdict.Verdict.to_record())."""
 
     passed: bool
     stdout: str = ""

@@ -3,7 +3,7 @@
 A cluster of learners with one wrong output is one mistake, whether or not the
 misconception catalog knows it. The grader recorded, in each failed hidden
 check's verdict, what the learner's function gave on its probe cases
-(grader_tests.probe, computed on the trusted side while grading): the report
+(coursekit.checks.probe, computed on the trusted side while grading): the report
 groups by those records and runs no learner code.
 
 Only real wrong outputs make clusters. A function still as released
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from coursekit.checks.probe import ERROR
 from coursekit.course import contract_functions
 from coursekit.report import overview
 from coursekit.report.data import AssignmentData, Failure, LearnerResult
-from grader_tests.probe import ERROR
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """What the TA report knows: the gradebook's scores and the autograded notebooks' verdicts.
 
 A failed hidden check leaves a verdict record in its cell's metadata
-(grader_tests.verdict, stored by the grader): the function, the first failing
+(coursekit.checks.verdict, stored by the grader): the function, the first failing
 case with its seed, the misconception that fits, and what the function gave on
 its probe cases. The report reads those records; the Korean text is only
 shown, never parsed, and no learner code runs.
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursekit import cells
+from coursekit.checks.verdict import Verdict, describe_case_record
 from coursekit.course import Course
 from coursekit.grading import incidents
-from grader_tests.verdict import Verdict, describe_case_record
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Failure:
     case: str = ""
     key: str | None = None
     key_title: str = ""
-    probe: dict | None = None  # grader_tests.probe's record, for the clusters
+    probe: dict | None = None  # coursekit.checks.probe's record, for the clusters
 
     @property
     def summary(self) -> str:

@@ -50,7 +50,9 @@ def unimplemented_cells(view: Overview, student: str) -> set[str]:
 
 
 def reproduce(data: AssignmentData, seed: int | None) -> str:
-    return f"python -m grader_tests.reproduce {data.assignment} {seed}" if seed is not None else ""
+    if seed is None:
+        return ""
+    return f"python -m coursekit.checks.reproduce {data.assignment} {seed}"
 
 
 def terminal_overview(data: AssignmentData, view: Overview) -> list[str]:

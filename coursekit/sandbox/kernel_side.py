@@ -26,7 +26,7 @@ with contextlib.suppress(ImportError):
 def code_names(fn):
     """Global and attribute names the function's code (and nested code) uses.
 
-    The same walk as grader_tests.core.code_names, which the sandbox cannot see.
+    The same walk as coursekit.checks.core.code_names, which the sandbox cannot see.
     """
     names, stack = set(), [getattr(fn, "__code__", None)]
     while stack:
