@@ -47,10 +47,10 @@ import nbformat
 
 from catalog import catalogs
 from coursekit import cells, submissions
-from coursekit.course import Course
 from coursekit.grading import budget, gradebook
 from coursekit.grading.__main__ import default_jobs
 from coursekit.release import venv_environment
+from tests.course_harness import CourseHarness as Course
 
 ROOT = Path(__file__).resolve().parent.parent
 

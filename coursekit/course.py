@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -19,8 +17,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from coursekit import cells
-from coursekit.release import nbgrader, venv_environment
+from coursekit.release import nbgrader
 
 
 def contract_functions(assignment: str) -> list[str]:
@@ -86,57 +83,6 @@ class Course:
         path = self.root / "source" / assignment / self.notebook_name(assignment)
         return nbformat.read(path, as_version=4)
 
-    def submit(self, student: str, assignment: str, nb) -> Path:
-        """Place a notebook where `nbgrader collect` would put it."""
-        folder = self.root / "submitted" / student / assignment
-        folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, folder / self.notebook_name(assignment))
-        return folder
-
-    def autograde(self, assignment: str):
-        return self.run("autograde", assignment, "--force")
-
-    def grade(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        """`make grade` (python -m coursekit.grading) on this root, e.g. grade("-j", "2")."""
-        result = subprocess.run(
-            [sys.executable, "-m", "coursekit.grading", "--root", str(self.root), *args],
-            cwd=self.root,
-            env=venv_environment(),
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-        if check and result.returncode != 0:
-            raise RuntimeError(
-                f"make grade {' '.join(args)} failed:\n{result.stdout[-4000:]}"
-                f"{result.stderr[-4000:]}"
-            )
-        return result
-
-    def scores(self, assignment: str) -> dict[str, dict[str, float | None]]:
-        """learner -> grade_id -> auto score (None where a TA must grade)."""
-        notebook = Path(self.notebook_name(assignment)).stem
-        with self.gradebook() as gb:
-            result = {}
-            for submission in gb.assignment_submissions(assignment):
-                nb = gb.find_submission_notebook(notebook, assignment, submission.student.id)
-                result[submission.student.id] = {g.name: g.auto_score for g in nb.grades}
-            return result
-
-    def max_scores(self, assignment: str) -> dict[str, float]:
-        """grade_id -> points, in notebook order."""
-        with self.gradebook() as gb:
-            nb = gb.find_notebook(Path(self.notebook_name(assignment)).stem, assignment)
-            return {cell.name: cell.max_score for cell in nb.grade_cells}
-
     def autograded_notebook(self, student: str, assignment: str) -> nbformat.NotebookNode:
         path = self.root / "autograded" / student / assignment / self.notebook_name(assignment)
         return nbformat.read(path, as_version=4)
-
-    def autograded_verdicts(self, student: str, assignment: str) -> dict[str, dict]:
-        """grade_id -> the verdict record of each failed hidden check (coursekit.checks.verdict)."""
-        return cells.verdict_records(self.autograded_notebook(student, assignment))
-
-    def autograded_errors(self, student: str, assignment: str) -> dict[str, str]:
-        """grade_id -> the error text each failing cell shows in the autograded notebook."""
-        return cells.error_texts(self.autograded_notebook(student, assignment))

@@ -10,12 +10,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from coursekit.course import Course
+from tests.course_harness import CourseHarness
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class CourseSandbox(Course):
+class CourseSandbox(CourseHarness):
     def __init__(self, path: Path):
         super().__init__(path)
         shutil.copy(ROOT / "nbgrader_config.py", path / "nbgrader_config.py")

@@ -39,6 +39,7 @@ from coursekit.hub import __main__ as hub_cli
 from coursekit.hub import accounts
 from coursekit.hub.settings import HubSettings
 from tests import hub_pages as ui
+from tests.course_harness import CourseHarness
 from tests.hub_answers import answered_cells
 
 REPO = Path(__file__).resolve().parent.parent
@@ -290,8 +291,8 @@ def test_a_class_on_the_hub_through_the_pages(hub):
 
     # The gradebook: A lost nothing; B lost exactly the cells the catalog declares.
     (entry,) = [e for e in mistakes.catalog.mistakes if e.key == MISTAKE]
-    scores = Course(settings.course_root).scores(ASSIGNMENT)
-    full = Course(settings.course_root).max_scores(ASSIGNMENT)
+    scores = CourseHarness(settings.course_root).scores(ASSIGNMENT)
+    full = CourseHarness(settings.course_root).max_scores(ASSIGNMENT)
     lost_a = {cell for cell, score in scores[learner_a].items() if score != full[cell]}
     lost_b = {cell for cell, score in scores[learner_b].items() if score != full[cell]}
     assert lost_a <= {MANUAL_CELL}, lost_a

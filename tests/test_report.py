@@ -15,6 +15,7 @@ from coursekit.demo import UNKNOWN_MISTAKES, simulated_class
 from coursekit.release import venv_environment
 from coursekit.report import clusters as grouping
 from coursekit.report import data, overview, render, summary
+from tests.course_harness import CourseHarness
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = Course(ROOT).assignments()
@@ -173,8 +174,8 @@ def test_overview_counts_match_the_gradebook(demo_run: DemoRun, assignment):
         assert home.low <= learner.score and (learner.score < home.high or home.last)
     blank = students(assignment, lambda x: x.blank)
     assert set(bins[0].students) >= blank
-    scores = Course(demo_run.root).scores(assignment)
-    maximum = Course(demo_run.root).max_scores(assignment)
+    scores = CourseHarness(demo_run.root).scores(assignment)
+    maximum = CourseHarness(demo_run.root).max_scores(assignment)
     assert [r.cell for r in view.cells] == list(found.cells)  # every autograded cell, once
     for rate in view.cells:
         full = [s for s in scores if (scores[s][rate.cell] or 0) >= maximum[rate.cell]]
