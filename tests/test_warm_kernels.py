@@ -8,13 +8,14 @@ parent holds, what two forks could share, and what is left when one ends.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from coursekit.sandbox import kernel as kernel_module
-from coursekit.sandbox import policy, warm
+from coursekit.sandbox import policy, seccomp, warm
 from coursekit.sandbox.learner_kernel import LearnerKernel
 
 pytestmark = pytest.mark.skipif(not warm.supported(), reason="warm kernels need root")
@@ -47,7 +48,8 @@ def test_the_parent_holds_nothing_of_the_grader(monkeypatch):
     monkeypatch.setenv("COURSE_GRADEBOOK_URL", "postgresql://grader:secret@db/course")
     zygote = warm.Zygote(("numpy",)).wait_started()
     try:
-        pid = zygote.process.pid
+        pid = zygote.server_pid  # the Python below the two bwraps
+        assert pid != zygote.process.pid
         environment = Path(f"/proc/{pid}/environ").read_bytes()
         assert b"secret" not in environment and b"COURSE_GRADEBOOK_URL" not in environment
         assert dict(e.split(b"=", 1) for e in environment.split(b"\0") if e).keys() == {
@@ -65,6 +67,50 @@ def test_the_parent_holds_nothing_of_the_grader(monkeypatch):
     finally:
         zygote.close()
     assert zygote.process.poll() is not None
+
+
+def status_of(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return {k: v.strip() for k, v in (line.split(":", 1) for line in lines)}
+
+
+def test_the_parent_runs_in_bwraps_sandbox_not_as_host_root():
+    """Started by bubblewrap: a user namespace whose root is nobody's uid, its filter, no course."""
+    zygote = warm.Zygote(()).wait_started()
+    try:
+        pid = zygote.server_pid
+        status = status_of(pid)
+        assert status["Uid"].split() == [str(policy.PARENT_UID)] * 4  # as the host sees it
+        assert status["Seccomp"] == "2" and status["NoNewPrivs"] == "1"
+        pool = policy.UID_POOL
+        mapping = Path(f"/proc/{pid}/uid_map").read_text().split()
+        assert mapping == ["0", str(policy.PARENT_UID), "1", *[str(pool.start)] * 2, str(len(pool))]
+        for ns in ("user", "mnt", "pid", "net", "ipc", "uts"):
+            assert os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+        root = Path(f"/proc/{pid}/root")
+        course = Path(__file__).resolve().parent.parent
+        assert not (root / course.relative_to("/") / "solutions").exists()
+        assert (root / sys.prefix.lstrip("/") / "bin" / "python").exists()
+        # Its filter lets its forks make namespaces and mounts; each kernel's own denies them.
+        assert seccomp.program(parent=True) != seccomp.program()
+    finally:
+        zygote.close()
+
+
+def test_each_kernel_stacks_the_full_filter_and_has_its_own_terminals():
+    with LearnerKernel(timeout=60) as kernel:
+        found = found_in(
+            kernel,
+            """
+import os
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+found = {"filters": status["Seccomp_filters"].strip(), "pts": os.stat("/dev/pts").st_dev}
+""",
+        )
+        parent = warm.zygote(kernel.km.preload).server_pid
+        parents_pts = os.stat(f"/proc/{parent}/root/dev/pts").st_dev
+    assert found["filters"] == "2"  # the parent's, and the kernel's on top
+    assert found["pts"] != parents_pts  # a devpts instance of its own
 
 
 def test_two_kernels_alive_at_once_share_nothing():

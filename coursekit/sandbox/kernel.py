@@ -14,6 +14,7 @@ process group would end bwrap, and with it the kernel.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -108,21 +109,25 @@ class SandboxMixin:
         """Fork the kernel from this process's zygote; the provisioner gets a Popen stand-in."""
         argv = self._as_seen_inside(argv)
         fds = {f"file{i}": fd for i, (fd, _) in enumerate(files)}
-        steps = policy.layout(
-            self.limits,
-            binds=binds,
-            files=[(f"file{i}", path) for i, (_, path) in enumerate(files)],
-            folders=folders,
-        )
-        process = warm.zygote(tuple(self.preload)).launch(
-            argv=argv,
-            layout=steps,
-            files=fds,
-            workdir=workdir,
-            uid=self._lease.uid,
-            limits=self.limits,
-            cgroup=self._memory.procs if self._memory else None,
-        )
+        uid = self._lease.uid
+        with contextlib.ExitStack() as links:
+            # The fork binds what its parent's sandbox sees: a link of uid's to each socket.
+            seen = [(links.enter_context(warm.bridge_link(h, uid)), path) for h, path in binds]
+            steps = policy.kernel_layout(
+                self.limits,
+                binds=seen,
+                files=[(f"file{i}", path) for i, (_, path) in enumerate(files)],
+                folders=folders,
+            )
+            process = warm.zygote(tuple(self.preload)).launch(
+                argv=argv,
+                layout=steps,
+                files=fds,
+                workdir=workdir,
+                uid=uid,
+                limits=self.limits,
+                cgroup=self._memory.procs if self._memory else None,
+            )
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
         provisioner.cwd = self._scratch

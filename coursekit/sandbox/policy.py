@@ -38,6 +38,8 @@ HOSTNAME = "sandbox"
 NOBODY = 65534
 # Uids for root-mode sandboxes; nobody on the machine uses them.
 UID_POOL = range(61000, 61512)
+# The host uid of the warm-kernel parent's user namespace root (`warm.Zygote`); nobody's either.
+PARENT_UID = 60999
 # Who holds which of them (`UidLease`): /run is root's, so no other account can make it first.
 LEASE_FOLDER = Path("/run/coursekit-sandbox-uids")
 # Files of /etc a Python process reads; the rest of /etc (and /etc/jupyter's
@@ -215,8 +217,8 @@ def _owns_a_process(uid: int) -> bool:
 
 
 # A sandbox's file system is a list of steps, each a plain dict, applied in order; bwrap
-# gets them as its arguments (`bwrap_command`), a warm kernel's sandbox applies the same
-# list itself (`zygote_main`):
+# gets them as its arguments (`bwrap_command`); a warm kernel's parent gets the shared part
+# from bwrap (`system_layout`) and each fork makes its own part (`kernel_layout`, `zygote_main`):
 #   {"op": "tmpfs", "path", "perms", "size"}   a private tmpfs of that size (bytes)
 #   {"op": "dir", "path", "perms"}             a folder
 #   {"op": "ro-bind", "source", "path"}        a host path, read-only
@@ -300,10 +302,7 @@ def layout(
     # /tmp first: a course (and so its .venv) may itself live under /tmp, and a later
     # tmpfs on /tmp would hide it.
     steps = [{"op": "tmpfs", "path": "/tmp", "perms": 0o1777, "size": size}]
-    mounts = _read_only_system() + _python_folders()
-    targets = [step["path"] for step in mounts if step["op"] == "ro-bind"]
-    targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *(path for _, path in binds)]
-    steps += _parent_folders(targets) + mounts
+    steps += system_layout(binds=[path for _, path in binds])
     steps += [{"op": "proc", "path": "/proc"}, {"op": "dev", "path": "/dev"}]
     steps.append({"op": "tmpfs", "path": HOME, "perms": 0o1777, "size": size})
     steps.append({"op": "tmpfs", "path": KERNEL_DIR, "perms": 0o1777, "size": 2**20})
@@ -311,6 +310,34 @@ def layout(
     steps += [{"op": "file", "fd": fd, "path": path, "perms": 0o666} for fd, path in files]
     steps += [{"op": "ro-bind", "source": host, "path": path} for host, path in binds]
     return steps
+
+
+def system_layout(*, binds: list[str] = ()) -> list[dict]:
+    """What every sandbox shares, read-only: the system, the Python, the folders above them.
+
+    binds: sandbox paths that later steps bind, whose parent folders are made here too.
+    """
+    mounts = _read_only_system() + _python_folders()
+    targets = [step["path"] for step in mounts if step["op"] == "ro-bind"]
+    targets += [HOME, KERNEL_DIR, BRIDGE_SOCKET, *binds]
+    return _parent_folders(targets) + mounts
+
+
+def kernel_layout(
+    limits: Limits,
+    *,
+    binds: list[tuple[str, str]] = (),
+    files: list[tuple[int, str]] = (),
+    folders: list[str] = (),
+) -> list[dict]:
+    """The steps of `layout` that are one sandbox's own (a warm kernel's fork makes only these).
+
+    The rest (`system_layout`, /proc's and /dev's places) its warm parent's
+    bwrap already made; /proc is mounted anew for the fork's PID namespace.
+    """
+    own = layout(limits, binds=binds, files=files, folders=folders)
+    shared = system_layout(binds=[path for _, path in binds])
+    return [step for step in own if step not in shared and step["op"] != "dev"]
 
 
 def bwrap_arguments(steps: list[dict]) -> list[str]:

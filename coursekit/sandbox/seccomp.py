@@ -14,7 +14,7 @@ x86_64) kills the process.
 The program is libseccomp's (through PyPI's `pyseccomp`, ctypes over Debian's
 libseccomp2), exported as BPF once per grading process: bubblewrap installs
 it with `--seccomp FD`, a warm kernel's sandbox with one prctl
-(`zygote_main.load_seccomp`).
+(`zygote_main.load_seccomp`), on top of its parent's (`program(parent=True)`).
 """
 
 from __future__ import annotations
@@ -109,9 +109,19 @@ class SeccompUnavailableError(RuntimeError):
     """libseccomp (Debian's libseccomp2) or its Python binding is missing."""
 
 
+# What the warm-kernel parent's forks still do before they narrow themselves into a
+# kernel's sandbox (`zygote_main.narrow`); the kernel's own filter then denies them too.
+NARROWING = ("unshare", "mount")
+
+
 @functools.cache
-def program() -> bytes:
-    """The filter as a BPF program (struct sock_filter[]), built by libseccomp."""
+def program(parent: bool = False) -> bytes:
+    """The filter as a BPF program (struct sock_filter[]), built by libseccomp.
+
+    parent: the warm-kernel parent's (bwrap's `--seccomp` for `warm.Zygote`):
+    the same, except that NARROWING calls are let through (unshare without
+    CLONE_NEWUSER only). Each kernel forked from it stacks the full one on top.
+    """
     try:
         import pyseccomp as seccomp
     except (ImportError, OSError) as error:  # OSError: libseccomp.so.2 not found
@@ -122,6 +132,8 @@ def program() -> bytes:
     denied = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in DENIED:
+        if parent and name in NARROWING:
+            continue
         try:
             rules.add_rule(denied, name)
         except (ValueError, OSError):  # no such call on this architecture
@@ -129,15 +141,18 @@ def program() -> bytes:
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for flag in NAMESPACE_FLAGS:
         rules.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    if parent:  # its forks make every namespace but a user namespace
+        user = 0x10000000  # CLONE_NEWUSER
+        rules.add_rule(denied, "unshare", seccomp.Arg(0, seccomp.MASKED_EQ, user, user))
     with open(os.memfd_create("coursekit-seccomp", os.MFD_CLOEXEC), "w+b") as out:
         rules.export_bpf(out)
         out.seek(0)
         return out.read()
 
 
-def program_fd() -> int:
+def program_fd(parent: bool = False) -> int:
     """A new file descriptor holding the program from its start (bwrap's `--seccomp FD`)."""
     fd = os.memfd_create("coursekit-seccomp", os.MFD_CLOEXEC)
-    os.write(fd, program())
+    os.write(fd, program(parent))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -1,27 +1,33 @@
-"""The warm-kernel server: fork a sandboxed kernel per request from a pre-imported parent.
+"""The warm-kernel server: fork a narrower sandbox per request from a pre-imported parent.
 
-Run as `python -c <this file's source>` (see `warm.Zygote`), as root, with the
-sandbox's environment and no other open files than its request socket. It
-imports ipykernel and the course's usual modules once, never runs learner
-code, never reads course files, and holds nothing a learner may not see: each
-kernel is a fork of it. Self-contained on purpose (stdlib and ipykernel only):
-nothing of coursekit is imported here.
+Run as `python -c <this file's source>` by bubblewrap (see `warm.Zygote`): it
+is already in a sandbox bubblewrap built, with its seccomp filter, no
+network, the system and the Python read-only, no course files, and a user
+namespace of its own whose root is host uid `policy.PARENT_UID` (nobody's)
+and whose only other uids are the sandbox pool's. Its capabilities hold in
+that namespace only. It imports ipykernel and the course's usual modules
+once, never runs learner code, never reads course files, and holds nothing
+a learner may not see: each kernel is a fork of it. Self-contained on
+purpose (stdlib and ipykernel only): nothing of coursekit is imported here.
 
-Per request (one datagram: JSON + the file descriptors it names) it forks:
+Like an established zygote (Chromium's, Android's), a fork only narrows what
+it already is in; it never builds a root or touches the host's mounts:
 
-    A  (host PID namespace) joins the sandbox's memory cgroup (if any),
-       unshares mount, PID, network, IPC, UTS, cgroup
-    └─ B  PID 1 of the new namespace: builds the new root from the layout
-          steps (the same list bwrap gets), pivots into it, sets the limits,
-          drops to the leased uid (no capabilities, no new privileges),
-          installs the seccomp filter, then reaps zombies until the kernel ends
+    A  (the parent's PID namespace) tells the grader its pid, which puts it
+       into the sandbox's memory cgroup and says go; unshares mount, PID,
+       network, IPC, UTS and cgroup namespaces
+    └─ B  PID 1 of the new namespace: fresh tmpfs /run, /tmp, home and
+          /run/kernel, the submission's copies, its own /proc and /dev/pts,
+          the bridge's socket; then the limits, the leased uid, no
+          capabilities, no new privileges, the kernel's full seccomp filter
+          (stacked on the parent's); then reaps zombies until the kernel ends
        └─ C  the kernel: ipykernel with the connection file in the sandbox
 
-A sends B's pid and a pidfd for it back on the request's reply socket, then
-waits for B and sends its exit status. B says "ready" (or why it failed) on
-the same socket before C starts. The server ends when its request socket
-closes (the grader has gone); A dies with the server, B with A, C with B, and
-a PID namespace dies with its PID 1.
+A sends pidfds (the grader reads the host pids from them) on the request's
+reply socket, then waits for B and sends its exit status. B says "ready"
+(or why it failed) on the same socket before C starts. The server ends when
+its request socket closes (the grader has gone); A dies with the server, B
+with A, C with B, and a PID namespace dies with its PID 1.
 """
 
 import base64
@@ -31,7 +37,6 @@ import fcntl
 import importlib
 import json
 import os
-import platform
 import resource
 import signal
 import socket
@@ -78,6 +83,7 @@ import_all(KERNEL_MODULES)
 PRELOADED = import_all(json.loads(sys.argv[2] if len(sys.argv) > 2 else "[]"))
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+# <sched.h>, <sys/mount.h>, <linux/prctl.h>, <linux/capability.h>: values the kernel's ABI fixes
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
 CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x08000000, 0x20000000, 0x40000000
 NAMESPACES = (
@@ -85,13 +91,11 @@ NAMESPACES = (
 )
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_SLAVE = 32, 4096, 16384, 1 << 19
-MNT_DETACH = 2
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
-STAGE = "/tmp"  # where the new root is put together (in the new mount namespace only)
-DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
 def check(result, what):
@@ -108,19 +112,11 @@ def mount(source, target, fstype, flags, data=None):
     )
 
 
-def unshare(flags):
-    check(LIBC.unshare(flags), "unshare")
+def prctl(option, value, arg=0):
+    check(LIBC.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(arg), 0, 0), f"prctl {option}")
 
 
-def pivot_root(new, old):
-    check(LIBC.syscall(SYS_PIVOT_ROOT, new.encode(), old.encode()), "pivot_root")
-
-
-def prctl(option, value):
-    check(LIBC.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl {option}")
-
-
-# ---------------------------------------------------------------- B: the new root
+# ---------------------------------------------------------------- B: narrowing
 
 
 def make_dir(path, perms=0o755):
@@ -138,49 +134,6 @@ def make_parents(path):
         make_dir(parent)
 
 
-def bind_read_only(source, target):
-    """Bind `source` at `target` read-only, every mount below it included."""
-    make_parents(target)
-    if os.path.isdir(source):
-        make_dir(target)
-    elif not os.path.lexists(target):
-        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-    mount(source, target, None, MS_BIND | MS_REC)
-    for point in mount_points_under(target):
-        noexec = MS_NOEXEC if os.statvfs(point).f_flag & os.ST_NOEXEC else 0
-        mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | noexec)
-
-
-def mount_points_under(target):
-    points = []
-    with open("/oldroot/proc/self/mountinfo", encoding="utf-8") as info:  # before the pivot
-        for line in info:
-            point = line.split()[4].replace("\\040", " ")
-            if point == target or point.startswith(target.rstrip("/") + "/"):
-                points.append(point)
-    return points
-
-
-def make_dev(target):
-    """A /dev like bwrap's --dev: a few host devices, stdio links, a private devpts."""
-    make_parents(target)
-    make_dir(target)
-    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    for name in DEVICES:
-        node = f"{target}/{name}"
-        os.close(os.open(node, os.O_CREAT | os.O_WRONLY, 0o666))
-        mount(f"/oldroot/dev/{name}", node, None, MS_BIND | MS_NOSUID)
-    for name, link in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
-        os.symlink(f"/proc/self/fd/{link}", f"{target}/{name}")
-    os.symlink("/proc/self/fd", f"{target}/fd")
-    os.symlink("/proc/kcore", f"{target}/core")
-    make_dir(f"{target}/shm")
-    make_dir(f"{target}/pts")
-    options = "newinstance,ptmxmode=0666,mode=620"
-    mount("devpts", f"{target}/pts", "devpts", MS_NOSUID | MS_NOEXEC, options)
-    os.symlink("pts/ptmx", f"{target}/ptmx")
-
-
 def copy_file(fd, target, perms):
     make_parents(target)
     out = os.open(target, os.O_CREAT | os.O_WRONLY | os.O_EXCL, perms)
@@ -194,53 +147,68 @@ def copy_file(fd, target, perms):
     os.chmod(target, perms)
 
 
-def apply_step(step, root, fds):
-    op, target = step["op"], root + step["path"]
-    if op == "tmpfs":
-        make_parents(target)
-        make_dir(target)
-        options = f"mode={step['perms']:o},size={step['size']}"
-        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    elif op == "dir":
-        make_parents(target)
-        make_dir(target, step["perms"])
-    elif op == "ro-bind":
-        bind_read_only("/oldroot" + step["source"], target)
-    elif op == "symlink":
-        make_parents(target)
-        os.symlink(step["target"], target)
-    elif op == "proc":
-        make_parents(target)
-        make_dir(target)
-        mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    elif op == "dev":
-        make_dev(target)
-    elif op == "file":
-        copy_file(fds[step["fd"]], target, step["perms"])
-    else:
-        raise ValueError(f"unknown sandbox step {op!r}")
+def bind_read_only(source_fd, target):
+    """Bind what `source_fd` (opened in this sandbox) names at `target`, read-only."""
+    make_parents(target)
+    if not os.path.lexists(target):
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    source = f"/proc/self/fd/{source_fd}"
+    mount(source, target, None, MS_BIND)
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
-def build_root(steps, fds):
-    """The new root from the layout steps, then pivot into it and forget the host's."""
-    mount(None, "/", None, MS_REC | MS_SLAVE)  # nothing done here reaches the host
-    # Sources are resolved while the host's root is still /: /etc/localtime is a link.
-    steps = [
-        {**step, "source": os.path.realpath(step["source"])} if "source" in step else step
-        for step in steps
-    ]
-    mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    make_dir(f"{STAGE}/oldroot")
-    make_dir(f"{STAGE}/newroot")
-    pivot_root(STAGE, f"{STAGE}/oldroot")
-    os.chdir("/")
-    mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    for step in steps:
-        apply_step(step, "/newroot", fds)
-    os.chdir("/newroot")
-    pivot_root(".", ".")  # the old root (with the host's under it) now lies on top
-    check(LIBC.umount2(b".", MNT_DETACH), "umount old root")
-    os.chdir("/")
+def keep_mounts_under(target):
+    """The parent's mounts below `target` (a course under /tmp), opened to be put back on top.
+
+    A bind keeps its mount's read-only flags (locked, in a user namespace).
+    """
+    with open("/proc/self/mountinfo", encoding="utf-8") as info:
+        points = [line.split()[4].replace("\\040", " ") for line in info]
+    inside = sorted({p for p in points if p.startswith(target.rstrip("/") + "/")})
+    tops = [p for p in inside if not any(p.startswith(q + "/") for q in inside)]
+    return [(p, os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) for p in tops]
+
+
+def narrow(steps, fds):
+    """The sandbox's own mounts over the parent's: `policy.kernel_layout`'s steps, in order.
+
+    Only tmpfs, proc and devpts are mounted, and binds of what this sandbox
+    already sees: nothing of the host's is reachable from here.
+    """
+    mount(None, "/", None, MS_REC | MS_SLAVE)  # nothing done here reaches the parent
+    # What the binds name is opened first: /run, where the bridge's socket lies, is covered next.
+    sources = {
+        index: os.open(step["source"], os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        for index, step in enumerate(steps)
+        if step["op"] == "ro-bind"
+    }
+    for index, step in enumerate(steps):
+        op, target = step["op"], step["path"]
+        if op == "tmpfs":
+            make_parents(target)
+            make_dir(target)
+            kept = keep_mounts_under(target) if step.get("keep") else []
+            options = f"mode={step['perms']:o},size={step['size']}"
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+            for point, fd in kept:
+                make_parents(point)
+                make_dir(point)
+                mount(f"/proc/self/fd/{fd}", point, None, MS_BIND | MS_REC)
+                os.close(fd)
+        elif op == "dir":
+            make_parents(target)
+            make_dir(target, step["perms"])
+        elif op == "proc":
+            mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        elif op == "devpts":  # its own terminals, not the parent's
+            options = "newinstance,ptmxmode=0666,mode=620"
+            mount("devpts", target, "devpts", MS_NOSUID | MS_NOEXEC, options)
+        elif op == "file":
+            copy_file(fds[step["fd"]], target, step["perms"])
+        elif op == "ro-bind":
+            bind_read_only(sources.pop(index), target)
+        else:
+            raise ValueError(f"unknown sandbox step {op!r}")
 
 
 def loopback_up():
@@ -248,6 +216,14 @@ def loopback_up():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         request = struct.pack("16sH14x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING)
         fcntl.ioctl(probe, SIOCSIFFLAGS, request)
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint32) for name in ("effective", "permitted", "inheritable")]
 
 
 def drop_privileges(uid, limits):
@@ -261,6 +237,10 @@ def drop_privileges(uid, limits):
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+    # A change of uid clears the effective and permitted sets; these two go explicitly.
+    header = CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    check(LIBC.capset(ctypes.byref(header), (CapData * 2)()), "capset")
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     prctl(PR_SET_DUMPABLE, 1)  # as after an exec: its own /proc/self stays its own
     with open("/proc/self/status", encoding="ascii") as status:
@@ -276,6 +256,7 @@ class SockFprog(ctypes.Structure):
 def load_seccomp(program):
     """Install a BPF program compiled by libseccomp (`coursekit.sandbox.seccomp`) on this process.
 
+    It stacks on the parent's (bwrap's) filter: a call either denies is denied.
     Every process it starts inherits it; it needs no new privileges set (done).
     """
     if not program or len(program) % 8:
@@ -304,7 +285,7 @@ def sandbox_init(request, fds, reply, stderr):
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         socket.sethostname(request["hostname"])
         loopback_up()
-        build_root(request["layout"], fds)
+        narrow(request["layout"], fds)
         for fd in fds.values():
             os.close(fd)
         null = os.open("/dev/null", os.O_RDWR)
@@ -345,7 +326,7 @@ def run_kernel(request):
         os.environ.clear()
         os.environ.update(request["environment"])
         sys.argv = ["ipykernel_launcher", *request["argv"]]
-        # Finders cached while the host's files were visible know nothing true here.
+        # Finders cached before the sandbox's own folders were mounted know nothing true here.
         sys.path_importer_cache.clear()
         importlib.invalidate_caches()
         if "numpy" in sys.modules:  # forks share the parent's random state: draw a fresh one
@@ -364,14 +345,17 @@ def run_kernel(request):
 
 
 def start_sandbox(request, fds, reply, stderr):
-    """A: make the namespaces, fork their PID 1, report it, wait for it. Never returns."""
+    """A: join the memory cgroup, make the namespaces, fork and report PID 1. Never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if request.get("cgroup"):  # the sandbox's memory cgroup, which its processes inherit
-            with open(request["cgroup"], "w", encoding="ascii") as procs:
-                procs.write(str(os.getpid()))
-        unshare(NAMESPACES)
+        if request.get("cgroup"):  # the grader moves this process (its host pid) into it
+            me = os.pidfd_open(os.getpid())
+            send(reply, {"joining": True}, [me])
+            os.close(me)
+            if json.loads(reply.recv(4096) or b"{}").get("go") is not True:
+                raise RuntimeError("the grader did not put the sandbox into its cgroup")
+        check(LIBC.unshare(NAMESPACES), "unshare")
         init = os.fork()
         if init == 0:
             sandbox_init(request, fds, reply, stderr)
@@ -394,6 +378,9 @@ def start_sandbox(request, fds, reply, stderr):
 def serve(requests):
     """Answer requests until the grader closes its end."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked children are reaped by the kernel
+    me = os.pidfd_open(os.getpid())  # the grader learns this process's host pid from it
+    send(requests, {"pid": True}, [me])
+    os.close(me)  # before "ready": from then on it holds nothing but stdio and its socket
     send(requests, {"ready": True, "preloaded": PRELOADED})
     while True:
         try:
@@ -414,10 +401,14 @@ def serve(requests):
 
 
 if __name__ == "__main__":
-    if SYS_PIVOT_ROOT is None or os.geteuid() != 0:
-        raise SystemExit(f"warm kernels need root on x86_64 or aarch64, not {platform.machine()}")
+    if os.geteuid() != 0 or not os.path.exists("/proc/self/uid_map"):
+        raise SystemExit("the warm-kernel parent runs as root of its own user namespace (bwrap)")
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    requests = int(sys.argv[1])
+    # Nothing but stdio and the request socket: what bwrap left open is closed.
+    os.closerange(3, requests)
+    os.closerange(requests + 1, 1 << 16)
+    serve(socket.socket(fileno=requests))
