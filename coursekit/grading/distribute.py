@@ -73,9 +73,11 @@ class ClassRun:
 
     def _not_yet_graded(self) -> list[task.Submission]:
         done = self.driver.graded()
+        extensions = self.driver.extensions()
         pending = []
         for assignment, student in self.tasks:
-            submission = task.read_submission(self.root, assignment, student)
+            extension = extensions.get((assignment, student))
+            submission = task.read_submission(self.root, assignment, student, extension)
             same = done.get((assignment, student)) == (submission.digest, self.course)
             if self.regrade or not same:
                 pending.append(submission)

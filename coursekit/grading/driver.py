@@ -15,10 +15,10 @@ from __future__ import annotations
 import shutil
 import time
 import warnings
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, SubmittedAssignment
 from sqlalchemy import Column, DateTime, MetaData, String, Table, and_, delete, select
 from sqlalchemy.exc import SAWarning
 
@@ -62,6 +62,16 @@ class Driver:
                 select(LEDGER.c.assignment, LEDGER.c.student, LEDGER.c.digest, LEDGER.c.course)
             )
             return {(a, s): (d, c) for a, s, d, c in rows}
+
+    def extensions(self) -> dict[tuple[str, str], timedelta]:
+        """(assignment, learner) -> the extension of the due date the instructor granted."""
+        with Gradebook(self.db_url, self.course_id) as gb:
+            return {
+                (s.assignment.name, s.student.id): s.extension
+                for s in gb.db.query(SubmittedAssignment).filter(
+                    SubmittedAssignment.extension.isnot(None)
+                )
+            }
 
     def apply(self, result: Result, course: str) -> bool:
         """Write one graded submission; False when it was already written (nothing done).

@@ -19,7 +19,7 @@ import shutil
 import sys
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -45,8 +45,11 @@ class SandboxRefusedError(RuntimeError):
 class Submission:
     assignment: str
     student: str
-    digest: str
+    digest: str  # of the files and the extension: what the grade depends on besides the course
     files: dict[str, bytes]  # relative path in the submitted folder -> content
+    # The learner's extension of the due date in the class gradebook: the late penalty
+    # (AssignLatePenalties) depends on it, and the worker's scratch gradebook has no learners.
+    extension: timedelta | None = None
 
 
 @dataclass
@@ -78,15 +81,20 @@ class Result:
     budget: list[str] = field(default_factory=list)  # JSON lines, when --budget
 
 
-def files_digest(files: dict[str, bytes]) -> str:
+def files_digest(files: dict[str, bytes], extension: timedelta | None = None) -> str:
     digest = hashlib.sha256()
     for relative in sorted(files):
-        digest.update(f"\0{relative}\0".encode())
+        # fsencode: a file name need not be UTF-8 (it is the learner's)
+        digest.update(b"\0" + os.fsencode(relative) + b"\0")
         digest.update(hashlib.sha256(files[relative]).digest())
+    if extension is not None:  # none: the digest stays what it was before extensions counted
+        digest.update(f"\0extension\0{extension.total_seconds()!r}".encode())
     return digest.hexdigest()
 
 
-def read_submission(root: Path, assignment: str, student: str) -> Submission:
+def read_submission(
+    root: Path, assignment: str, student: str, extension: timedelta | None = None
+) -> Submission:
     """The submitted folder's regular files (links and special files are left out: untrusted)."""
     folder = Path(root) / "submitted" / student / assignment
     files: dict[str, bytes] = {}
@@ -96,7 +104,7 @@ def read_submission(root: Path, assignment: str, student: str) -> Submission:
             path = Path(current) / name
             if path.is_file() and not path.is_symlink():
                 files[str(path.relative_to(folder))] = path.read_bytes()
-    return Submission(assignment, student, files_digest(files), files)
+    return Submission(assignment, student, files_digest(files, extension), files, extension)
 
 
 def plugin_name(bundle: CourseBundle) -> str:
@@ -167,6 +175,8 @@ class CoursePlugin(WorkerPlugin):
         database = self.folder / "gradebook.db"
         shutil.copyfile(self.folder / DEFINITIONS_DB, database)
         db_url = f"sqlite:///{database}"
+        if submission.extension is not None:
+            grant_extension(db_url, self.bundle.course_id, submission)
         budget_file = str(self.folder / "budget.jsonl") if with_budget else None
         worker.init_worker(
             str(self.folder), [f"--CourseDirectory.db_url={db_url}", *extra_args], budget_file
@@ -216,6 +226,17 @@ def use_course_packages(folder: Path) -> None:
     ]
     for name in [*stale, *(IMPORTERS if stale else ())]:
         sys.modules.pop(name, None)
+
+
+def grant_extension(db_url: str, course_id: str, submission: Submission) -> None:
+    """The learner's extension in the scratch gradebook, where autograde's late penalty finds it."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        gb.update_or_create_student(submission.student)
+        gb.update_or_create_submission(
+            submission.assignment, submission.student, extension=submission.extension
+        )
 
 
 def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> None:
