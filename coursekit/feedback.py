@@ -16,13 +16,13 @@ replaces it; the late-penalty line of that list stays).
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass
 
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from coursekit import cells, diagnosis
+from coursekit import cells, diagnosis, templating
 from coursekit.checks.verdict import Verdict
 
 SUMMARY_ID = "course-summary"
@@ -89,34 +89,52 @@ def waiting_for_ta(resources) -> set[str]:
         return {grade.name for grade in notebook.grades if grade.needs_manual_grade}
 
 
-def summary_html(nb, resources) -> str:
+@dataclass
+class FunctionRow:
+    """One contract function: its points and, when a cell failed, the first diagnosis."""
+
+    name: str
+    points: str
+    anchor: str | None = None  # grade_id of the first failing cell
+    message: str | None = None  # None: every cell passed
+    misconception: str = ""
+
+
+@dataclass
+class AnswerRow:
+    """One written answer and where its TA grading stands."""
+
+    grade_id: str
+    points: str
+    text: str
+    has_comment: bool
+
+
+def function_rows(nb) -> list[FunctionRow]:
     functions = diagnosis.functions(nb)
     rows = []
     for function in functions:
         got = sum(_score(c) or 0 for c in function.tests)
         out_of = sum(_max(c) for c in function.tests)
+        row = FunctionRow(function.name, f"{_points(got)} / {_points(out_of)}")
         failing = [c for c in function.tests if (_score(c) or 0) < _max(c)]
-        name = html.escape(function.name)
-        if not failing:
-            verdict = '<span class="passed">모두 통과</span>'
-        else:
+        if failing:
             first = failing[0]
-            found = diagnosis.diagnose(first, functions)
-            message = diagnosis.first_line(found.message, 300)
-            verdict = f'<span class="failed">{html.escape(message)}</span>'
+            row.anchor = cells.grade_id(first) or ""
+            row.message = diagnosis.first_line(diagnosis.diagnose(first, functions).message, 300)
             # The visible test fails first but says less: the misconception a hidden
             # check named for this function goes under it.
             extra = next((line for cell in failing if (line := misconception_line(cell))), "")
-            if extra and extra != message:
-                verdict += f'<br><span class="misconception">{html.escape(extra)}</span>'
-            name = f'<a href="#{html.escape(cells.grade_id(first) or "")}">{name}</a>'
-        rows.append(
-            f'<tr><td class="name"><code>{name}</code></td>'
-            f'<td class="points">{_points(got)} / {_points(out_of)}</td><td>{verdict}</td></tr>'
-        )
+            if extra != row.message:
+                row.misconception = extra
+        rows.append(row)
+    return rows
+
+
+def answer_rows(nb, resources) -> list[AnswerRow]:
     waiting = waiting_for_ta(resources)
+    rows = []
     for cell in diagnosis.written_answers(nb):
-        grade_id = html.escape(cells.grade_id(cell) or "")
         score = _score(cell)
         if score is None or cells.grade_id(cell) in waiting:
             points, text = "채점 전", "서술형 답: TA 가 채점합니다."
@@ -124,29 +142,25 @@ def summary_html(nb, resources) -> str:
             points = f"{_points(score)} / {_points(_max(cell))}"
             text = "서술형 답: TA 가 채점했습니다."
         comment = cell.metadata.get("nbgrader", {}).get("comment")
-        if comment:
-            text += f' <a href="#comment-{grade_id}">TA 의견 보기</a>'
-        rows.append(
-            f'<tr><td class="name"><a href="#{grade_id}"><code>{grade_id}</code></a></td>'
-            f'<td class="points">{points}</td><td>{text}</td></tr>'
-        )
+        rows.append(AnswerRow(cells.grade_id(cell) or "", points, text, bool(comment)))
+    return rows
+
+
+def summary_html(nb, resources) -> str:
     info = resources.get("nbgrader", {})
-    head = "<h3>요약: 함수마다 점수와 첫 번째 진단</h3>"
+    total = ""
     if "score" in info and "max_score" in info:
-        head += (
-            f"<p>총점 <b>{_points(info['score'])} / {_points(info['max_score'])}</b>. "
-            "함수 이름을 누르면 처음 틀린 검사 칸으로 갑니다. "
-            "숨은 검사의 코드는 보이지 않고, 무엇이 틀렸는지만 한국어로 적혀 있습니다.</p>"
-        )
+        total = f"{_points(info['score'])} / {_points(info['max_score'])}"
     late = float(info.get("late_penalty") or 0)
-    tail = f'<p class="failed">마감 뒤에 제출해 {_points(late)}점을 뺐습니다.</p>' if late else ""
-    table = (
-        "<table><tr><th>함수</th><th>점수</th><th>첫 번째 진단</th></tr>"
-        + "".join(rows)
-        + "</table>"
-    )
     # One line: markdown would read indented HTML as a code block.
-    return f'<div class="course-summary" id="{SUMMARY_ID}">{head}{table}{tail}</div>'
+    return templating.render_one_line(
+        "feedback_summary.html.j2",
+        summary_id=SUMMARY_ID,
+        total=total,
+        functions=function_rows(nb),
+        answers=answer_rows(nb, resources),
+        late_penalty=_points(late) if late else "",
+    )
 
 
 class FeedbackSummary(NbGraderPreprocessor):

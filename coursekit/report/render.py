@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import csv
-import html
 import re
 from pathlib import Path
 
+from coursekit import templating
 from coursekit.diagnosis import display_width
 from coursekit.report.clusters import Cluster
 from coursekit.report.data import AssignmentData
@@ -165,87 +165,79 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
 """
 
 
-def bar_chart(rows: list[tuple[str, int]], total: int, color: str) -> str:
-    """A horizontal SVG bar chart: label, bar, count of learners."""
-    if not rows:
-        return "<p class='muted'>없음</p>"
+def bar_geometry(rows: list[tuple[str, int]], total: int) -> dict:
+    """A horizontal bar chart's layout: per row its label, bar and count of learners."""
     row_h, label_w, bar_w = 26, 430, 420
-    svg = [
-        f"<svg class='bar' width='{label_w + bar_w + 60}' height='{row_h * len(rows) + 10}'"
-        " xmlns='http://www.w3.org/2000/svg' role='img'>"
-    ]
+    bars = []
     for i, (label, n) in enumerate(rows):
         y, width = 5 + i * row_h, bar_w * n / max(total, 1)
-        short = label if len(label) <= 48 else label[:47] + "…"
-        svg.append(
-            f"<text x='{label_w - 8}' y='{y + 17}' text-anchor='end'>{html.escape(short)}</text>"
-            f"<rect x='{label_w}' y='{y + 3}' width='{width:.1f}' height='{row_h - 8}'"
-            f" fill='{color}'><title>{html.escape(label)}: {n}명</title></rect>"
-            f"<text x='{label_w + width + 6:.1f}' y='{y + 17}'>{n}명</text>"
+        bars.append(
+            {
+                "label": label,
+                "short": label if len(label) <= 48 else label[:47] + "…",
+                "n": n,
+                "text_y": y + 17,
+                "bar_y": y + 3,
+                "width": f"{width:.1f}",
+                "count_x": f"{label_w + width + 6:.1f}",
+            }
         )
-    return "".join([*svg, "</svg>"])
+    return {
+        "rows": bars,
+        "width": label_w + bar_w + 60,
+        "height": row_h * len(rows) + 10,
+        "label_x": label_w - 8,
+        "bar_x": label_w,
+        "bar_height": row_h - 8,
+    }
 
 
-def histogram_svg(view: Overview) -> str:
-    """The score distribution as an inline SVG column chart: learners per score range."""
+def histogram_geometry(view: Overview) -> dict:
+    """The score distribution's column chart layout: learners per score range."""
     bins = view.histogram
     most = max((len(b.students) for b in bins), default=0)
     col_w, plot_h, top, bottom = 84, 160, 22, 46
-    svg = [
-        f"<svg class='bar' width='{col_w * len(bins) + 20}' height='{plot_h + top + bottom}'"
-        " xmlns='http://www.w3.org/2000/svg' role='img'>"
-    ]
+    columns = []
     for i, b in enumerate(bins):
         n, x = len(b.students), 10 + i * col_w
         height = plot_h * n / max(most, 1)
         y = top + plot_h - height
-        who = ", ".join(b.students) or "없음"
-        svg.append(
-            f"<rect x='{x + 6}' y='{y:.1f}' width='{col_w - 12}' height='{height:.1f}'"
-            f" fill='#5b8def'><title>{html.escape(b.label)}: {n}명 ({html.escape(who)})"
-            f"</title></rect><text x='{x + col_w / 2}' y='{y - 5:.1f}' text-anchor='middle'>"
-            f"{n}명</text><text x='{x + col_w / 2}' y='{top + plot_h + 18}'"
-            f" text-anchor='middle'>{html.escape(b.label.removesuffix(' 미만'))}</text>"
+        columns.append(
+            {
+                "x": x + 6,
+                "y": f"{y:.1f}",
+                "width": col_w - 12,
+                "height": f"{height:.1f}",
+                "label": b.label,
+                "short_label": b.label.removesuffix(" 미만"),
+                "n": n,
+                "who": ", ".join(b.students) or "없음",
+                "middle": x + col_w / 2,
+                "count_y": f"{y - 5:.1f}",
+            }
         )
-    svg.append(
-        f"<line x1='10' x2='{10 + col_w * len(bins)}' y1='{top + plot_h}' y2='{top + plot_h}'"
-        " stroke='#999'/></svg>"
-    )
-    return "".join(svg)
+    return {
+        "columns": columns,
+        "width": col_w * len(bins) + 20,
+        "height": plot_h + top + bottom,
+        "axis_y": top + plot_h,
+        "axis_label_y": top + plot_h + 18,
+        "axis_end": 10 + col_w * len(bins),
+    }
 
 
-def overview_section(view: Overview) -> list[str]:
-    """What TAs see first: score distribution, pass rate per cell, who implemented nothing."""
-    e = html.escape
-    parts = [
-        "<h2>점수 분포</h2>",
-        "<p class='muted'>학습자 수. 구간은 아래 끝을 포함하고 위 끝은 포함하지 않습니다 "
-        "(마지막 구간은 만점까지). 조교가 채점하기 전의 서술형은 0점으로 셉니다.</p>",
-        histogram_svg(view),
-        "<h2>칸별 통과율 (노트북 순서)</h2>",
-        "<table><tr><th>함수</th><th>칸</th><th>배점</th><th>만점을 받은 학습자</th>"
-        "<th style='width:40%'></th></tr>",
+def cell_rates(view: Overview) -> list[dict]:
+    return [
+        {
+            "function": rate.function,
+            "cell": rate.cell,
+            "points": f"{rate.points:g}",
+            "passed": rate.passed,
+            "learners": rate.learners,
+            "percent": f"{100 * rate.rate:.0f}",
+        }
+        for rate in view.cells
     ]
-    for rate in view.cells:
-        percent = 100 * rate.rate
-        parts.append(
-            f"<tr><td><code>{e(rate.function)}</code></td><td>{e(rate.cell)}</td>"
-            f"<td>{rate.points:g}</td><td>{rate.passed} / {rate.learners}</td>"
-            f"<td><div class='rate'><div style='width:{percent:.0f}%'></div></div></td></tr>"
-        )
-    parts.append("</table>")
-    left = view.unimplemented
-    nothing = ", ".join(left.nothing) if left.nothing else "없음"
-    parts.append(
-        f"<p id='unimplemented'><b>미구현</b> (아무 함수도 구현하지 않은 학습자) "
-        f"{len(left.nothing)}명: {e(nothing)}</p>"
-    )
-    if left.partly:
-        parts.append("<p class='muted'>일부 함수를 구현하지 않은 학습자:</p><ul>")
-        for student, functions in left.partly.items():
-            parts.append(f"<li>{e(student)}: {e(', '.join(functions))}</li>")
-        parts.append("</ul>")
-    return parts
 
 
 def without_docstring(code: str) -> str:
@@ -253,136 +245,115 @@ def without_docstring(code: str) -> str:
     return re.sub(r'\n\s*"""(?:.|\n)*?"""\n', "\n", code, count=1).strip()
 
 
-def misconception_section(summary: Summary, n: int) -> list[str]:
-    e = html.escape
-    found = misconceptions(summary)
-    rows = [(f"[{key}]", count) for key, _, count in found]
-    table = ["<table><tr><th>실수</th><th>뜻</th><th>학습자</th></tr>"]
-    for key, title, _ in found:
-        who = ", ".join(summary.hit_by[key])
-        table.append(f"<tr><td>[{e(key)}]</td><td>{e(title)}</td><td>{e(who)}</td></tr>")
+def misconception_rows(summary: Summary) -> list[dict]:
     return [
-        "<h2>짐작되는 실수별 학습자 수</h2>",
-        "<p class='muted'>미구현은 위의 미구현 줄에만 셉니다.</p>",
-        bar_chart(rows, n, "#d9534f"),
-        *table,
-        "</table>",
+        {"key": key, "title": title, "who": summary.hit_by[key]}
+        for key, title, _ in misconceptions(summary)
     ]
 
 
-def summary_line(c: Cluster) -> str:
-    """The cluster's output on the first probe case, as the grader recorded it."""
-    if not c.summary:
-        return ""
-    return f"<p class='muted'>첫 probe 사례의 출력: <code>{html.escape(c.summary)}</code></p>"
-
-
-def cluster_section(clusters: list[Cluster]) -> list[str]:
-    e = html.escape
-    parts = [
-        "<h2>같은 틀린 출력으로 묶인 학습자</h2>",
-        "<p class='muted'>고정된 probe 입력에서 함수의 틀린 출력이 같은 학습자끼리 묶었습니다 "
-        "(채점기가 숨은 검사를 돌리며 남긴 기록으로 묶으며, 보고서는 학습자 코드를 실행하지 "
-        "않습니다). 카탈로그가 모르는 실수도 여기서 무리로 보입니다. 구현하지 않은 함수는 "
-        "묶지 않고, 출력 대신 오류를 낸 함수는 묶음이 아니라 아래 오류 표에 있습니다.</p>",
-    ]
-    singles, errors = [], []
+def cluster_groups(clusters: list[Cluster]) -> dict:
+    """Real clusters (two learners or more), lone wrong outputs, and error groups."""
+    groups, singles, errors = [], [], []
     for label, c in numbered(clusters):
         if c.is_error:
             errors.append(
-                f"<tr id='{label}'><td>{label}</td><td>{e(c.function)}</td>"
-                f"<td>{e(', '.join(c.students))}</td><td>{e(c.error)}</td></tr>"
+                {"label": label, "function": c.function, "students": c.students, "error": c.error}
             )
             continue
         named = ", ".join(f"[{k}]" for k in c.keys) if c.known else "카탈로그에 없는 실수"
+        row = {"label": label, "function": c.function, "named": named}
         if len(c.students) < 2:
-            singles.append(
-                f"<tr id='{label}'><td>{label}</td><td>{e(c.function)}</td>"
-                f"<td>{e(c.students[0])}</td><td>{e(named)}</td></tr>"
-            )
+            singles.append({**row, "student": c.students[0]})
             continue
-        parts.append(
-            f"<h3 id='{label}'>{label} · {e(c.function)} · {len(c.students)}명 — {e(named)}</h3>"
-            f"<p>{e(', '.join(c.students))}</p>{summary_line(c)}<p class='muted'>예시 "
-            f"({e(c.students[0])}의 코드):</p><pre>{e(without_docstring(c.example))}</pre>"
+        groups.append(
+            {
+                **row,
+                "students": c.students,
+                # The cluster's output on the first probe case, as the grader recorded it.
+                "summary": c.summary or "",
+                "example": without_docstring(c.example),
+            }
         )
-    if len(parts) == 2:
-        parts.append("<p class='muted'>두 명 이상이 같은 틀린 출력을 낸 묶음은 없습니다.</p>")
-    if singles:
-        parts += ["<h3>혼자인 틀린 출력</h3><table><tr><th>묶음</th><th>함수</th><th>학습자</th>"
-                  "<th>진단</th></tr>", *singles, "</table>"]  # fmt: skip
-    if errors:
-        parts += ["<h3>probe 에서 출력 대신 오류를 낸 함수</h3><table><tr><th>묶음</th>"
-                  "<th>함수</th><th>학습자</th><th>오류 (첫 학습자)</th></tr>", *errors,
-                  "</table>"]  # fmt: skip
-    return parts
+    return {"groups": groups, "singles": singles, "errors": errors}
+
+
+def learner_table(data: AssignmentData, clusters: list[Cluster], view: Overview) -> list[dict]:
+    """Per learner: score, what is unimplemented, each failing cell and how to reproduce it."""
+    ids = cluster_ids(clusters)
+    rows = []
+    for learner in data.learners:
+        stubs = unimplemented_cells(view, learner.student)
+        nothing = learner.student in view.unimplemented.nothing
+        failures = [
+            {
+                "cell": f.cell,
+                "score": f"{f.score:g}",
+                "max_score": f"{f.max_score:g}",
+                "cluster": ids.get((learner.student, f.function)),
+                "summary": f.summary,
+                "seed": f.seed,
+                "case": f.case,
+                "command": reproduce(data, f.seed),
+            }
+            for f in learner.failures
+            if f.cell not in stubs
+        ]
+        stub_functions = view.unimplemented.of(learner.student) if stubs and not nothing else []
+        rows.append(
+            {
+                "label": learner.label,
+                "late": learner.late,
+                "score": f"{learner.score:g}",
+                "full_score": f"{view.full_score:g}",
+                "nothing": nothing,
+                "stub_functions": stub_functions,
+                "stub_cells": len(stubs),
+                "failures": failures,
+                "manual_cells": learner.manual_cells,
+                "all_passed": not (nothing or stub_functions or failures or learner.manual_cells),
+            }
+        )
+    return rows
 
 
 def learner_rows(data: AssignmentData, clusters: list[Cluster], view: Overview) -> list[str]:
-    e = html.escape
-    ids = cluster_ids(clusters)
-    parts = ["<h2>학습자별 결과</h2><table><tr><th>학습자</th><th>점수</th>"
-             "<th>틀린 칸 · 진단 · 재현</th></tr>"]  # fmt: skip
-    for learner in data.learners:
-        late = " <span class='late'>마감 뒤</span>" if learner.late else ""
-        rows = []
-        stubs = unimplemented_cells(view, learner.student)
-        if learner.student in view.unimplemented.nothing:
-            rows.append("<div class='fail'><a href='#unimplemented'>미구현</a>: "
-                        "아무 함수도 구현하지 않았습니다</div>")  # fmt: skip
-        elif stubs:
-            functions = ", ".join(view.unimplemented.of(learner.student))
-            rows.append(
-                f"<div class='fail'>… 미구현: {e(functions)} (자동 채점 칸 {len(stubs)}개)</div>"
-            )
-        for f in learner.failures:
-            if f.cell in stubs:
-                continue
-            cluster = ids.get((learner.student, f.function))
-            seed = f"seed {f.seed} · " if f.seed is not None else ""
-            case = f"<br><span class='muted'>{seed}{e(f.case)}</span>" if f.case else ""
-            command = reproduce(data, f.seed)
-            command = f"<br><code>{e(command)}</code>" if command else ""
-            link = f" <a href='#{cluster}'>{cluster}</a>" if cluster else ""
-            rows.append(
-                f"<div class='fail'>✗ <b>{e(f.cell)}</b> ({f.score:g}/{f.max_score:g}){link}: "
-                f"{e(f.summary)}{case}{command}</div>"
-            )
-        for cell in learner.manual_cells:
-            rows.append(f"<div class='manual'>… <b>{e(cell)}</b>: 조교 채점 대기</div>")
-        if not rows:
-            rows.append("<div class='ok'>✓ 모든 자동 채점 칸 통과</div>")
-        parts.append(
-            f"<tr><td>{e(learner.label)}{late}</td><td>{learner.score:g}&nbsp;/&nbsp;"
-            f"{view.full_score:g}</td><td>{''.join(rows)}</td></tr>"
-        )
-    return [*parts, "</table>"]
+    """The table of learners as HTML (the page includes the same template)."""
+    table = learner_table(data, clusters, view)
+    return [templating.render("report_learners.html.j2", learner_table=table)]
 
 
 REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
+def page_data(
+    data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
+) -> dict:
+    """Everything the report's page shows, computed; report.html.j2 only lays it out."""
+    n = len(data.learners)
+    mean = sum(learner.score for learner in data.learners) / max(n, 1)
+    found = misconceptions(summary)
+    return {
+        "policy": REPORT_POLICY,
+        "style": STYLE,
+        "assignment": data.assignment,
+        "learners_n": n,
+        "mean": f"{mean:.1f}",
+        "full_score": f"{view.full_score:g}",
+        "manual_waiting": summary.manual_waiting,
+        "late": summary.late,
+        "histogram": histogram_geometry(view),
+        "cell_rates": cell_rates(view),
+        "unimplemented": view.unimplemented,
+        "misconception_bars": bar_geometry([(f"[{k}]", count) for k, _, count in found], n),
+        "misconceptions": misconception_rows(summary),
+        "clusters": cluster_groups(clusters),
+        "learner_table": learner_table(data, clusters, view),
+    }
+
+
 def write_html(
     path: Path, data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
 ) -> None:
-    e = html.escape
-    n = len(data.learners)
-    total = view.full_score
-    mean = sum(learner.score for learner in data.learners) / max(n, 1)
-    parts = [
-        "<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>",
-        # Everything is escaped already; the policy keeps the page script-less when opened
-        # from disk or /files/ too, whatever a learner's code or message holds.
-        f"<meta http-equiv='Content-Security-Policy' content=\"{REPORT_POLICY}\">",
-        f"<title>{e(data.assignment)} 채점 보고서</title><style>{STYLE}</style></head><body>",
-        f"<h1>{e(data.assignment)} — 조교용 채점 보고서</h1>",
-        f"<p>학습자 {n}명 · 평균 {mean:.1f} / {total:g}점 · "
-        f"조교 채점을 기다리는 학습자 {summary.manual_waiting}명 · "
-        f"마감 뒤 제출 {len(summary.late)}명 {e(', '.join(summary.late))}</p>",
-        *overview_section(view),
-        *misconception_section(summary, n),
-        *cluster_section(clusters),
-        *learner_rows(data, clusters, view),
-        "</body></html>",
-    ]
-    path.write_text("\n".join(parts), encoding="utf-8")
+    page = templating.render("report.html.j2", **page_data(data, summary, clusters, view))
+    path.write_text(page, encoding="utf-8")
