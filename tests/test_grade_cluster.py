@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import nbformat
@@ -37,10 +38,20 @@ pytestmark = pytest.mark.xdist_group("grade_cluster")
 BIN = Path(sys.executable).parent
 
 
+# Submissions from 09:03 on are late; the last learner has an extension of ten minutes.
+# With the "zero" penalty a late notebook loses all its points, so a grader that missed
+# the due date or the extension writes another gradebook.
+DUE = "2026-11-20 09:02:30 UTC"
+EXTENSION = timedelta(minutes=10)
+
+
 def build_class(path: Path) -> CourseSandbox:
     sandbox = CourseSandbox(path)
     assignment = sandbox.assignments()[0]
     sandbox.generate(assignment)
+    sandbox.run("db", "assignment", "add", assignment, f"--duedate={DUE}")
+    with (sandbox.root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     release, source = sandbox.release_notebook(assignment), sandbox.source_notebook(assignment)
     learners = {
         "reference": submissions.fill(release, source),
@@ -53,7 +64,24 @@ def build_class(path: Path) -> CourseSandbox:
     for minute, (student, nb) in enumerate(learners.items()):
         folder = sandbox.submit(student, assignment, nb)
         (folder / "timestamp.txt").write_text(f"2026-11-20 09:{minute:02d}:00.000000 UTC")
+    with sandbox.gradebook() as gb:
+        gb.update_or_create_student(student)
+        gb.update_or_create_submission(assignment, student, extension=EXTENSION)
     return sandbox
+
+
+def test_the_class_has_a_late_learner_and_one_saved_by_an_extension(stock):
+    """The stock gradebook this module compares with: one late penalty, one extension."""
+    penalties = {
+        student: sum(p or 0 for p in entry["penalties"].values())
+        for (_, student), entry in gradebook.dump(stock.db_url, stock.course_id).items()
+    }
+    late = [student for student, penalty in penalties.items() if penalty]
+    assert len(late) == 1, penalties
+    with stock.gradebook() as gb:
+        extended = [s.student.id for s in gb.assignment_submissions(stock.assignments()[0])]
+        extended = [s for s in extended if gb.find_submission(stock.assignments()[0], s).extension]
+    assert len(extended) == 1 and extended[0] not in late, (extended, late)
 
 
 def ledger(course: CourseSandbox) -> list[tuple]:

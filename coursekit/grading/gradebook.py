@@ -126,7 +126,8 @@ def totals(db_url: str, course_id: str, tasks, invalid) -> dict[str, list[float]
 
 
 def dump(db_url: str, course_id: str) -> dict[tuple[str, str], dict]:
-    """(assignment, learner) -> timestamp and, per cell, what autograde decided."""
+    """(assignment, learner) -> timestamp, late penalty per notebook and, per cell, what
+    autograde decided."""
     result = {}
     with Gradebook(db_url, course_id) as gb:
         for assignment in gb.assignments:
@@ -143,6 +144,7 @@ def dump(db_url: str, course_id: str) -> dict[tuple[str, str], dict]:
                         cells[(notebook.name, comment.name, "comment")] = comment.auto_comment
                 result[(assignment.name, submission.student.id)] = {
                     "timestamp": submission.timestamp,
+                    "penalties": {n.name: n.late_submission_penalty for n in submission.notebooks},
                     "cells": cells,
                 }
     return result
