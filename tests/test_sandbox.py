@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def sandbox_mode(request):
     """Every test here runs with both ways of starting a sandboxed kernel."""
     if request.param == "warm" and not warm.supported():
-        pytest.skip("warm kernels need root on x86_64 or aarch64")
+        pytest.skip("warm kernels need root and user namespaces (warm.supported)")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SandboxMixin, "warm", request.param == "warm")
         yield request.param

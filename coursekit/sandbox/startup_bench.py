@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     policy.check_available()
     for mode in args.modes:
         if mode == "warm" and not warm.supported():
-            print("warm: needs root on x86_64 or aarch64")
+            print("warm: needs root and user namespaces (warm.supported)")
             continue
         times = measure(mode, args.kernels)
         q1, median, q3 = statistics.quantiles(times, n=4)
