@@ -84,7 +84,10 @@ TEMPLATES = {
     "passed_warning": "통과한 검사 칸이 {num_passed}개 있습니다.",
 }
 
-# Runs last in the learner's kernel: which globals each function reads.
+# Runs last in the learner's kernel: which globals each function reads. Not
+# coursekit.sandbox.code_names: that walk lists every name a code object names
+# (attributes too); this one follows LOAD_GLOBAL reads through the notebook
+# functions a function calls, and is sent in as a cell of the notebook validated.
 PROBE_SOURCE = """\
 def {marker}(names, given):
     import dis, json, numbers, types
@@ -138,7 +141,7 @@ del {marker}
 
 
 @dataclass
-class Outcome:
+class ValidationResult:
     """What one validation found: whether it passed, and each visible test cell's verdict."""
 
     failed: bool
@@ -149,7 +152,7 @@ class Outcome:
 # Notebooks being validated, by the token of their end marker.
 _RUNS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 # One entry per notebook whose run reached the end marker.
-VERDICTS: list[Outcome] = []
+VERDICTS: list[ValidationResult] = []
 
 
 def configure(c, timeout: int | None = None) -> None:
@@ -215,7 +218,7 @@ class Row:
     notes: list[str] = field(default_factory=list)
 
 
-def report(nb) -> Outcome:
+def report(nb) -> ValidationResult:
     """Rewrite the notebook's failing cells as described above.
 
     Runs on the Validator's own copy, after every cell ran and before the
@@ -224,7 +227,7 @@ def report(nb) -> Outcome:
     probe = _probe_results(nb)
     nb.cells = [c for c in nb.cells if META_KEY not in c.get("metadata", {})]
     if _changed_cells(nb):
-        return Outcome(failed=True)  # nbgrader reports the changed cells, and nothing else
+        return ValidationResult(failed=True)  # nbgrader reports the changed cells, and nothing else
     functions = diagnosis.functions(nb)
     visible = [c for f in functions for c in f.visible_tests]
     verdicts = {cells.grade_id(c): not diagnosis.failed(c) for c in visible}
@@ -256,12 +259,12 @@ def report(nb) -> Outcome:
     quiet = all(row.status in (PASSED, HIDDEN_ONLY) and not row.warnings for row in rows)
     if quiet and not any(text.startswith("아직") for _, text in written):
         failed = any(_fails(c) for c in nb.cells if utils.is_grade(c))
-        return Outcome(failed, verdicts, statuses)
+        return ValidationResult(failed, verdicts, statuses)
     dropped = {id(c) for c in drop}
     nb.cells = [c for c in nb.cells if id(c) not in dropped]
     passed = sum(verdicts.values())
     nb.cells.insert(0, _report_cell(rows, written, passed, len(verdicts)))
-    return Outcome(True, verdicts, statuses)
+    return ValidationResult(True, verdicts, statuses)
 
 
 def _assess(function, functions, probe: dict, drop: list) -> Row:

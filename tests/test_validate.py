@@ -122,7 +122,7 @@ class ValidatedClass:
             (home / ASSIGNMENT).mkdir(parents=True)
             (home / "nbgrader_config.py").write_text(LEARNER_CONFIG)
             nbformat.write(nb, home / ASSIGNMENT / self.name)
-        self.outcomes: dict[str, validation.Outcome] = {}
+        self.outcomes: dict[str, validation.ValidationResult] = {}
         self.results: dict[str, dict] = {}
         self.scores: dict[str, dict[str, float | None]] = {}
         self.max_scores: dict[str, float] = {}

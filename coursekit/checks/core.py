@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from coursekit.sandbox.code_names import code_names
+
 from .verdict import argument_record, describe_case_record, misconception_sentence
 
 # ---------------------------------------------------------------- cases
@@ -342,22 +344,11 @@ class Evidence:
         return reads_globals(self.fn, self.notebook_globals)
 
 
-def code_names(code: types.CodeType | None) -> set[str]:
-    """Global and attribute names a code object (and the code nested in it) uses."""
-    found: set[str] = set()
-    stack = [code] if code is not None else []
-    while stack:
-        current = stack.pop()
-        found.update(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    return found
-
-
 def reads_globals(fn: Callable, names: frozenset[str]) -> set[str]:
     """Global names among `names` that the function's code (and nested code) reads.
 
     A function in the grading sandbox carries its code's names (`code_names`,
-    gathered there by coursekit.sandbox.kernel_side, which cannot import this).
+    gathered there by coursekit.sandbox.kernel_side with the same code_names).
     """
     remote = getattr(fn, "code_names", None)
     if isinstance(remote, frozenset):
@@ -469,7 +460,7 @@ def with_helpers(fn: Callable, helpers: dict[str, Callable]) -> Callable | None:
 
 
 @dataclass
-class Outcome:
+class CaseResults:
     """The result of running a function over all of a check's cases."""
 
     failures: list[tuple[Evidence, Mismatch | None]]
@@ -487,7 +478,7 @@ def evaluate(
     reference: Callable,
     cases: Sequence[Case],
     notebook_globals: frozenset[str] = frozenset(),
-) -> Outcome:
+) -> CaseResults:
     failures = []
     results = list(zip(cases, invoke_all(fn, cases), strict=True))
     for case, (got, args_after, error) in results:
@@ -501,13 +492,15 @@ def evaluate(
             if mismatch is None:
                 continue
         failures.append((evidence, mismatch))
-    return Outcome(failures=failures, total=len(cases), results=results)
+    return CaseResults(failures=failures, total=len(cases), results=results)
 
 
 GENERIC_MISCONCEPTIONS = (NOT_IMPLEMENTED, MODIFIES_INPUT)
 
 
-def diagnose(evidence: Evidence, misconceptions: Sequence[Misconception]) -> Misconception | None:
+def matching_misconception(
+    evidence: Evidence, misconceptions: Sequence[Misconception]
+) -> Misconception | None:
     """The first misconception that explains the evidence, generic ones first."""
     for candidate in (*GENERIC_MISCONCEPTIONS, *misconceptions, READS_NOTEBOOK_GLOBALS):
         if candidate.explains(evidence):

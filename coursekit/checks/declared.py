@@ -27,13 +27,13 @@ from types import ModuleType
 
 from .core import (
     Case,
+    CaseResults,
     Evidence,
     Misconception,
     Mismatch,
-    Outcome,
-    diagnose,
     evaluate,
     invoke_all,
+    matching_misconception,
     quiet_numpy,
     with_helpers,
 )
@@ -139,7 +139,7 @@ class HiddenChecks:
             self.failure_verdict(declared, evidence, mismatch, len(outcome.failures), probe)
         )
 
-    def probe_record(self, function: str, fn: Callable, outcome: Outcome) -> dict:
+    def probe_record(self, function: str, fn: Callable, outcome: CaseResults) -> dict:
         """What `fn` gave on the function's probe cases (coursekit.checks.probe), for the verdict.
 
         The check that declares the probe cases called fn on them already: those
@@ -184,7 +184,7 @@ class HiddenChecks:
                 details.update(
                     problem=mismatch.problem, expected=mismatch.expected, got=mismatch.got
                 )
-        found = diagnose(evidence, declared.misconceptions)
+        found = matching_misconception(evidence, declared.misconceptions)
         return self._verdict(
             declared,
             outcome,

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coursekit.checks.core import code_names
 from coursekit.checks.verdict import CheckFailedError
 from coursekit.sandbox.bridge import Session
+from coursekit.sandbox.code_names import code_names
 
 
 @dataclass

@@ -40,10 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
-from coursekit.sandbox import kernel_side, wire
+from coursekit.sandbox import code_names, kernel_side, wire
 
 _SOURCE = "\n\n".join(
-    Path(module.__file__).read_text(encoding="utf-8") for module in (wire, kernel_side)
+    Path(module.__file__).read_text(encoding="utf-8") for module in (wire, code_names, kernel_side)
 )
 
 

@@ -18,29 +18,16 @@ import warnings
 
 import numpy as np
 
-# In the sandbox there is no coursekit: wire.py's source ran just before this one.
+# In the sandbox there is no coursekit: wire.py's and code_names.py's sources ran
+# just before this one.
 with contextlib.suppress(ImportError):
+    from coursekit.sandbox.code_names import code_names
     from coursekit.sandbox.wire import pack, receive, send, unpack
-
-
-def code_names(fn):
-    """Global and attribute names the function's code (and nested code) uses.
-
-    The same walk as coursekit.checks.core.code_names, which the sandbox cannot see.
-    """
-    names, stack = set(), [getattr(fn, "__code__", None)]
-    while stack:
-        code = stack.pop()
-        if code is None:
-            continue
-        names.update(code.co_names)
-        stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return sorted(names)
 
 
 def describe(value, blobs):
     if isinstance(value, types.FunctionType):
-        return {"kind": "function", "code_names": code_names(value)}
+        return {"kind": "function", "code_names": sorted(code_names(value.__code__))}
     if callable(value):
         return {"kind": "callable", "type": type(value).__name__}
     return {"kind": "value", "value": pack(value, blobs)}
