@@ -175,7 +175,10 @@ class ClassRun:
         if written and self.budget_file and result.budget:
             with open(self.budget_file, "a", encoding="utf-8") as out:
                 out.write("\n".join(result.budget) + "\n")
-        return Graded(outcome, result.incidents, written)
+        found = result.incidents
+        if submission.left_out:
+            found = [*found, task.left_out_incident(submission)]
+        return Graded(outcome, found, written)
 
     @staticmethod
     def _allowed_failures() -> int:

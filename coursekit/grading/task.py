@@ -30,11 +30,20 @@ from coursekit.grading.bundle import (
     safe_relative,
     use_environment_bin,
 )
+from coursekit.safe_exchange.collect import PlainFileLimits
 
 # Modules a worker must import from the bundle, not from wherever its environment has them.
 COURSE_PACKAGES = ("solutions", "grader_tests")
 # The grader's modules that import names from them when they are imported.
 IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "coursekit.feedback")
+
+
+# Files of one submission handed to grading, notebooks first: the exchange's own limit
+# (SafeExchangeCollect.max_files), so a folder collected by it is graded whole, and one
+# placed in submitted/ by other means cannot cost the worker a copy per file per file
+# (nbgrader copies the other files into autograded/ in time quadratic in their number).
+MAX_FILES = PlainFileLimits.max_files.default_value
+FILES_LEFT_OUT = "SubmissionFilesLeftOut"
 
 
 class SandboxRefusedError(RuntimeError):
@@ -50,6 +59,7 @@ class Submission:
     # The learner's extension of the due date in the class gradebook: the late penalty
     # (AssignLatePenalties) depends on it, and the worker's scratch gradebook has no learners.
     extension: timedelta | None = None
+    left_out: int = 0  # files of the folder beyond MAX_FILES, not graded
 
 
 @dataclass
@@ -95,16 +105,30 @@ def files_digest(files: dict[str, bytes], extension: timedelta | None = None) ->
 def read_submission(
     root: Path, assignment: str, student: str, extension: timedelta | None = None
 ) -> Submission:
-    """The submitted folder's regular files (links and special files are left out: untrusted)."""
+    """The submitted folder's regular files (links and special files are left out: untrusted),
+    at most MAX_FILES of them, the notebooks first, as the course's exchange collects them."""
     folder = Path(root) / "submitted" / student / assignment
-    files: dict[str, bytes] = {}
+    found: list[Path] = []
     for current, dirs, names in os.walk(folder):  # os.walk does not follow links to folders
         dirs[:] = sorted(d for d in dirs if not (Path(current) / d).is_symlink())
         for name in sorted(names):
             path = Path(current) / name
             if path.is_file() and not path.is_symlink():
-                files[str(path.relative_to(folder))] = path.read_bytes()
-    return Submission(assignment, student, files_digest(files, extension), files, extension)
+                found.append(path)
+    found.sort(key=lambda path: (not (path.parent == folder and path.suffix == ".ipynb"), path))
+    files = {str(path.relative_to(folder)): path.read_bytes() for path in found[:MAX_FILES]}
+    left_out = len(found) - len(files)
+    return Submission(
+        assignment, student, files_digest(files, extension), files, extension, left_out
+    )
+
+
+def left_out_incident(submission: Submission) -> dict[str, str]:
+    reason = (
+        f"제출 폴더의 파일 {submission.left_out}개는 채점에 넘기지 않았습니다: 한 제출물에서 "
+        f"노트북을 먼저, 모두 {MAX_FILES}개까지만 채점합니다."
+    )
+    return {"cell": "*", "ename": FILES_LEFT_OUT, "reason": reason}
 
 
 def plugin_name(bundle: CourseBundle) -> str:

@@ -50,6 +50,9 @@ from pathlib import Path
 from coursekit.sandbox import policy, seccomp
 
 SOURCE = Path(__file__).with_name("zygote_main.py").read_text(encoding="utf-8")
+# Linux passes at most this many descriptors in one message; zygote_main reads as many
+# (it runs without coursekit, so it states the same kernel limit itself).
+SCM_MAX_FD = 253
 START_TIMEOUT = 120  # seconds for the zygote's imports on a loaded machine
 LAUNCH_TIMEOUT = 60  # seconds for one sandbox to be built
 KILL_WAIT = 1.0  # seconds a kill waits for the sandbox's end
@@ -276,6 +279,8 @@ class Zygote:
         before it makes the sandbox, or None.
         """
         self.wait_started()
+        if len(files) + 2 > SCM_MAX_FD:
+            raise WarmKernelError(f"{len(files)} files are more than one request can pass")
         reply, reply_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         err_read, err_write = os.pipe()
         names = ["reply", "stderr", *files]

@@ -375,6 +375,11 @@ def start_sandbox(request, fds, reply, stderr):
     os._exit(0)
 
 
+# The most descriptors Linux passes in one message (SCM_MAX_FD): a request's
+# submission files (policy.submission_files caps them below that) and its two pipes.
+SCM_MAX_FD = 253
+
+
 def serve(requests):
     """Answer requests until the grader closes its end."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked children are reaped by the kernel
@@ -384,12 +389,16 @@ def serve(requests):
     send(requests, {"ready": True, "preloaded": PRELOADED})
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(requests, 1 << 20, 64)
+            data, fds, _, _ = socket.recv_fds(requests, 1 << 20, SCM_MAX_FD)
         except InterruptedError:
             continue
         if not data:
             return
         request = json.loads(data)
+        if len(fds) != len(request["fds"]):  # cut short: answer no one, but keep serving
+            for fd in fds:
+                os.close(fd)
+            continue
         fds = dict(zip(request["fds"], fds, strict=True))
         reply, stderr = fds.pop("reply"), fds.pop("stderr")
         if os.fork() == 0:

@@ -1,0 +1,18 @@
+"""The reference answers, with files of odd names beside it: a newline, a tab, a leading
+dash, 250 characters, a hidden file, and a name that is not UTF-8 at all.
+
+Each name reaches nbgrader's copy into autograded/, the sandbox's copy of the
+folder and make grade's own bookkeeping. The honest answers keep full marks.
+"""
+
+import os
+
+ZERO = frozenset()
+INCIDENT = None
+ODD_NAMES = ("줄\n바꿈.txt", "탭\t이름.csv", " -rf", "--help", "a" * 250 + ".py", ".hidden")
+
+
+def tamper(nb, folder):
+    for name in ODD_NAMES:
+        (folder / name).write_text("x", encoding="utf-8")
+    os.close(os.open(os.fsencode(folder) + b"/\xff\xfe-latin1.txt", os.O_CREAT | os.O_WRONLY))
