@@ -30,6 +30,7 @@ from coursekit.grading.bundle import (
     safe_relative,
     use_environment_bin,
 )
+from coursekit.safe_exchange import plain_copy
 from coursekit.safe_exchange.collect import PlainFileLimits
 
 # Modules a worker must import from the bundle, not from wherever its environment has them.
@@ -43,6 +44,7 @@ IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "courseki
 # placed in submitted/ by other means cannot cost the worker a copy per file per file
 # (nbgrader copies the other files into autograded/ in time quadratic in their number).
 MAX_FILES = PlainFileLimits.max_files.default_value
+NBGRADER_FILES = plain_copy.FIRST
 FILES_LEFT_OUT = "SubmissionFilesLeftOut"
 
 
@@ -115,9 +117,13 @@ def read_submission(
             path = Path(current) / name
             if path.is_file() and not path.is_symlink():
                 found.append(path)
+    # nbgrader's own files (timestamp.txt, written by collect, and the secret) never count
+    own = [path for path in found if path.parent == folder and path.name in NBGRADER_FILES]
+    found = [path for path in found if path not in own]
     found.sort(key=lambda path: (not (path.parent == folder and path.suffix == ".ipynb"), path))
-    files = {str(path.relative_to(folder)): path.read_bytes() for path in found[:MAX_FILES]}
-    left_out = len(found) - len(files)
+    kept = [*own, *found[:MAX_FILES]]
+    files = {str(path.relative_to(folder)): path.read_bytes() for path in kept}
+    left_out = len(found) - min(len(found), MAX_FILES)
     return Submission(
         assignment, student, files_digest(files, extension), files, extension, left_out
     )
