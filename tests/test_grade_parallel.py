@@ -18,7 +18,7 @@ import pytest
 
 from catalog import catalogs
 from coursekit import submissions
-from coursekit.grading import budget, fast, gradebook
+from coursekit.grading import budget, gradebook, once_per_notebook
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,11 +112,14 @@ def test_make_grade_swaps_in_the_same_preprocessors_with_less_repeated_work():
 
     config = Config()
     config.Autograde.autograde_preprocessors = [SaveAutoGrades, CheckCellMetadata]
-    fast.use_in(config)
+    once_per_notebook.use_in(config)
     swapped = config.Autograde.autograde_preprocessors
-    assert swapped == [fast.SaveAutoGradesAtOnce, fast.CheckCellMetadataOnce]
-    assert fast.CheckCellMetadataOnce in config.Autograde.sanitize_preprocessors
-    assert all(issubclass(new, old) for old, new in fast.REPLACEMENTS.items())
+    assert swapped == [
+        once_per_notebook.SaveAutoGradesAtOnce,
+        once_per_notebook.CheckCellMetadataOnce,
+    ]
+    assert once_per_notebook.CheckCellMetadataOnce in config.Autograde.sanitize_preprocessors
+    assert all(issubclass(new, old) for old, new in once_per_notebook.REPLACEMENTS.items())
 
 
 def test_a_remembered_metadata_check_still_rejects_bad_metadata():
@@ -126,7 +129,7 @@ def test_a_remembered_metadata_check_still_rejects_bad_metadata():
     meta = {"grade": True, "solution": False, "locked": True, "schema_version": 3}
     good = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "a", "points": 1}})
     bad = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "b"}})  # no points
-    check = fast.CheckCellMetadataOnce()
+    check = once_per_notebook.CheckCellMetadataOnce()
     for _ in range(2):
         check.preprocess(new_notebook(cells=[good]), {})
         with pytest.raises(ValidationError):

@@ -4,7 +4,7 @@
   rfc3987_syntax (a Lark parser built at import, for two string formats no
   notebook schema uses): notebooks are still validated, bad ones still fail.
 - Workers share one SQLAlchemy engine per gradebook URL (`worker.share_engines`).
-- `fast.OverwriteCellsReadOnce` reads a notebook's cells once and does what
+- `once_per_notebook.OverwriteCellsReadOnce` reads a notebook's cells once and does what
   nbgrader's OverwriteCells does, cell for cell, on a tampered submission.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.grading import fast
+from coursekit.grading import once_per_notebook
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,7 +136,7 @@ def tampered(nb, unknown_cell: bool):
     """A release notebook with every kind of change OverwriteCells repairs or reports.
 
     A grade cell the gradebook does not know loses its grade_id, on which
-    nbgrader's own add_missing_cells then fails (stock and fast alike): it is
+    nbgrader's own add_missing_cells then fails (stock and once_per_notebook alike): it is
     tried only without add_missing_cells."""
     nb = copy.deepcopy(nb)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
@@ -196,7 +196,9 @@ def test_overwrite_cells_read_once_does_what_nbgrader_does(course, caplog, add_m
     sandbox, assignment = course
     nb = tampered(sandbox.release_notebook(assignment), unknown_cell=not add_missing)
     stock, stock_log = run_overwrite(OverwriteCells, course, nb, caplog, add_missing)
-    once, once_log = run_overwrite(fast.OverwriteCellsReadOnce, course, nb, caplog, add_missing)
+    once, once_log = run_overwrite(
+        once_per_notebook.OverwriteCellsReadOnce, course, nb, caplog, add_missing
+    )
     assert once == stock
     assert once_log == stock_log
     assert len(stock_log) >= 5  # the changes were seen and reported
@@ -210,9 +212,9 @@ def test_make_grade_swaps_in_overwrite_cells_read_once():
     from traitlets.config import Config
 
     config = Config()
-    fast.use_in(config)
+    once_per_notebook.use_in(config)
     assert OverwriteCells not in config.Autograde.sanitize_preprocessors
-    assert fast.OverwriteCellsReadOnce in config.Autograde.sanitize_preprocessors
+    assert once_per_notebook.OverwriteCellsReadOnce in config.Autograde.sanitize_preprocessors
 
 
 def test_the_parent_preloads_what_the_instructors_locked_cells_import(course):

@@ -125,7 +125,7 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
-def progress_line(done: int, total: int, outcome: worker.Outcome, found: list[dict]) -> str:
+def progress_line(done: int, total: int, outcome: worker.GradingOutcome, found: list[dict]) -> str:
     mark = "✓" if outcome.ok else "✗ 채점 실패"
     line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
     line += f"{mark} {outcome.seconds:.1f} s"
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
         print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)]}")
-    failed: list[worker.Outcome] = []
+    failed: list[worker.GradingOutcome] = []
     written: list[tuple[str, str]] = []
     extra = nbgrader_args(args, db_url)
     budget_file = str(args.budget.resolve()) if args.budget else None

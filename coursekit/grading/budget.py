@@ -188,7 +188,7 @@ def install() -> None:
     def preprocessor_phase(self, *_):
         if isinstance(self, SandboxedExecute):
             return "execute_other"
-        # make grade's replacements (coursekit.grading.fast) count as nbgrader's own
+        # make grade's replacements (coursekit.grading.once_per_notebook) count as nbgrader's own
         names = [cls.__name__ for cls in type(self).__mro__]
         return next((name for name in names if name in known), "execute_other")
 

@@ -34,7 +34,7 @@ LOST_SCHEDULER = _lost_scheduler()
 
 @dataclass
 class Graded:
-    outcome: worker.Outcome
+    outcome: worker.GradingOutcome
     incidents: list[dict[str, str]]
     written: bool  # False: the same result was already in the gradebook
 
@@ -155,16 +155,20 @@ class ClassRun:
             )
             self.per_worker["(죽은 작업자)"].append(0.0)
             return Graded(
-                worker.Outcome(assignment, student, True, 0.0, tries), [lost_incident(reason)], True
+                worker.GradingOutcome(assignment, student, True, 0.0, tries),
+                [lost_incident(reason)],
+                True,
             )
         if error is not None:
             if isinstance(error, (CancelledError, *LOST_SCHEDULER)):
                 raise error
             message = f"{type(error).__name__}: {error}"
-            return Graded(worker.Outcome(assignment, student, False, 0.0, 1, [message]), [], False)
+            return Graded(
+                worker.GradingOutcome(assignment, student, False, 0.0, 1, [message]), [], False
+            )
         result: task.Result = future.result()
         self.per_worker[result.worker].append(result.seconds)
-        outcome = worker.Outcome(
+        outcome = worker.GradingOutcome(
             assignment, student, result.ok, result.seconds, result.attempts, result.errors
         )
         if result.course != self.bundle.digest:  # graded with another version of the course

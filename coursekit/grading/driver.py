@@ -24,7 +24,7 @@ from sqlalchemy.exc import SAWarning
 
 from coursekit.grading import gradebook
 from coursekit.grading.bundle import safe_relative
-from coursekit.grading.fast import _CommitAtEnd
+from coursekit.grading.once_per_notebook import CommitAtEnd
 from coursekit.grading.task import Result
 
 LEDGER = Table(
@@ -91,7 +91,7 @@ class Driver:
         self._write_autograded(result)
         with Gradebook(self.db_url, self.course_id) as gb, warnings.catch_warnings():
             warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission (worker.py)
-            session = gb.db = _CommitAtEnd(gb.db)
+            session = gb.db = CommitAtEnd(gb.db)
             gb.update_or_create_student(result.student)
             if result.timestamp is not None:
                 gb.update_or_create_submission(*key, timestamp=result.timestamp)

@@ -42,7 +42,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from coursekit.grading.fast import OverwriteCellsReadOnce, _CellsReadOnce
+from coursekit.grading.once_per_notebook import CellsReadOnce, OverwriteCellsReadOnce
 
 
 def claimed_id(cell) -> str | None:
@@ -123,7 +123,7 @@ class RestoreCells(OverwriteCellsReadOnce):
             except MissingEntry:  # not a notebook of the gradebook's: autograde skips it
                 return nb, resources
             self._restore_roles(nb)
-            self.gradebook = _CellsReadOnce(gradebook, self.notebook_id, self.assignment_id)
+            self.gradebook = CellsReadOnce(gradebook, self.notebook_id, self.assignment_id)
             # nbgrader's per-cell pass (cell type, locked source, points, checksum)
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
             nb.cells = self._with_missing_cells(nb.cells)

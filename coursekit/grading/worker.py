@@ -6,7 +6,7 @@ start of an nbgrader process is paid once per worker, not per notebook
 nbgrader_config.py, exactly as `nbgrader autograde ASSIGNMENT --student S
 --force` would, so the gradebook gets what stock autograde writes; three of its
 preprocessors are swapped for ones that write and check the same with less
-repeated work (`fast`: metadata checks remembered, a notebook's cells read
+repeated work (`once_per_notebook`: metadata checks remembered, a notebook's cells read
 from the gradebook once, one commit per notebook), and its gradebooks share
 one SQLAlchemy engine per URL (`share_engines`).
 
@@ -26,13 +26,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from coursekit.grading import budget, fast
+from coursekit.grading import budget, once_per_notebook
 
 ATTEMPTS = 3
 
 
 @dataclass
-class Outcome:
+class GradingOutcome:
     assignment: str
     student: str
     ok: bool
@@ -190,7 +190,7 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
             app.initialize(
                 [assignment, f"--student={student}", "--force", "--log-level=ERROR", *_EXTRA_ARGS]
             )
-            fast.use_in(app.config)
+            once_per_notebook.use_in(app.config)
             app.log.addHandler(collect)
             app.start()
     except SystemExit as stop:  # nbgrader exits 1 when a submission failed
@@ -204,7 +204,7 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
     return True, collect.messages
 
 
-def grade(task: tuple[str, str]) -> Outcome:
+def grade(task: tuple[str, str]) -> GradingOutcome:
     assignment, student = task
     started = time.perf_counter()
     budget.BUDGET.reset()
@@ -216,11 +216,13 @@ def grade(task: tuple[str, str]) -> Outcome:
             budget.append(_BUDGET_FILE, assignment, student, budget.BUDGET.record())
 
 
-def _grade(assignment: str, student: str, started: float) -> Outcome:
+def _grade(assignment: str, student: str, started: float) -> GradingOutcome:
     errors: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         ok, errors = autograde_once(assignment, student)
         if ok:
-            return Outcome(assignment, student, True, time.perf_counter() - started, attempt)
+            return GradingOutcome(assignment, student, True, time.perf_counter() - started, attempt)
         time.sleep(0.5 * attempt)
-    return Outcome(assignment, student, False, time.perf_counter() - started, ATTEMPTS, errors)
+    return GradingOutcome(
+        assignment, student, False, time.perf_counter() - started, ATTEMPTS, errors
+    )

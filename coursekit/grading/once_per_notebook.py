@@ -76,7 +76,7 @@ class CheckCellMetadataOnce(CheckCellMetadata):
         return nb, resources
 
 
-class _CommitAtEnd:
+class CommitAtEnd:
     """A gradebook session whose commits are flushes, until `commit_now`."""
 
     def __init__(self, session):
@@ -101,7 +101,7 @@ class SaveAutoGradesAtOnce(SaveAutoGrades):
         self.student_id, self.db_url = info["student"], info["db_url"]
         gradebook = Gradebook(self.db_url)
         with gradebook:
-            session = gradebook.db = _CommitAtEnd(gradebook.db)
+            session = gradebook.db = CommitAtEnd(gradebook.db)
             self.gradebook = _GradesReadOnce(
                 gradebook, self.notebook_id, self.assignment_id, self.student_id
             )
@@ -159,7 +159,7 @@ class _GradesReadOnce:
         return _read_once(self._comments, solution_id)
 
 
-class _CellsReadOnce:
+class CellsReadOnce:
     """A gradebook whose `find_source_cell` and `find_graded_cell` answer, for one
     notebook, from its cells read once; everything else goes to the gradebook."""
 
@@ -199,7 +199,7 @@ class OverwriteCellsReadOnce(OverwriteCells):
         self.db_url = info["db_url"]
         gradebook = Gradebook(self.db_url)  # as nbgrader's: the default course id
         with gradebook:
-            self.gradebook = _CellsReadOnce(gradebook, self.notebook_id, self.assignment_id)
+            self.gradebook = CellsReadOnce(gradebook, self.notebook_id, self.assignment_id)
             # nbgrader's per-cell pass, then its missing cells, as in its preprocess
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
             if self.add_missing_cells:
