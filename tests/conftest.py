@@ -15,9 +15,13 @@ SLOWEST_FIRST = (
     "test_hub_browser",  # a class on JupyterHub through headless Chromium (~195 s)
     "demo_cycle",  # the demo's whole cycle, then the report, feedback and browser tests (~190 s)
     "validate_class",
+    "grade_cluster",  # make grade on a LocalCluster and on a TLS cluster from the command line
     "hostile",
     "ch4_cross_attention",  # test_autograde: every catalog entry through make grade
+    "test_staff_views_inert",  # a graded class in formgrader, feedback and the report, in Chromium
+    "test_exchange_untrusted",  # collect, grade and release feedback with hostile accounts
     "grade_parallel",
+    "stock_autograde_bad_shapes",
     "ch3_multihead",
     "test_learner_facing",
     "test_new_assignment",
