@@ -3,20 +3,15 @@ headless Chromium (Debian's, driven by Playwright) grades a manual answer cell."
 
 from __future__ import annotations
 
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from coursekit.course import Course
-from coursekit.release import venv_environment
 from tests.demo_class import GROUP, DemoRun
+from tests.lab_server import running_lab
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Flags that let Chromium run headless as root with no network of its own.
@@ -30,41 +25,11 @@ LEARNER = "learner-04"  # a catalog mistake: failing cells and a manual cell wai
 pytestmark = pytest.mark.xdist_group(GROUP)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(demo_run: DemoRun, tmp_path):
     """`jupyter lab` from .venv on loopback, serving the demo's course; yields its base URL."""
-    port, token = free_port(), secrets.token_hex(16)
-    jupyter = Path(sys.executable).parent / "jupyter"
-    log = (tmp_path / "lab.log").open("w")
-    server = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={demo_run.root}", "--ServerApp.open_browser=False"],
-        cwd=demo_run.root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(tmp_path)},
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
-                break
-            except OSError:
-                assert server.poll() is None, (tmp_path / "lab.log").read_text()
-                assert time.monotonic() < deadline, "jupyter lab did not start"
-                time.sleep(1)
+    with running_lab(demo_run.root, tmp_path, tmp_path / "lab.log") as (base, token):
         yield base, token
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def manual_score(root: Path) -> float | None:

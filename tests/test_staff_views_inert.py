@@ -19,14 +19,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import secrets
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -35,7 +32,8 @@ from nbconvert import HTMLExporter
 from coursekit import submissions
 from coursekit.release import venv_environment
 from tests.course_sandbox import CourseSandbox
-from tests.test_formgrader_browser import CHROMIUM, FLAGS, free_port
+from tests.lab_server import running_lab
+from tests.test_formgrader_browser import CHROMIUM, FLAGS
 
 ASSIGNMENT, NOTEBOOK = "ch3_multihead", "multihead"
 HONEST, PLAIN_MISTAKE, ATTACKER = "honest-01", "mistake-02", "mallory-03"
@@ -197,31 +195,10 @@ def staff_class(tmp_path_factory):
     )  # fmt: skip
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]
 
-    port, token = free_port(), secrets.token_hex(16)
-    log = (root / "lab.log").open("w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser", STAFF_SERVER,
-         "--allow-root", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
-        cwd=root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
-                break
-            except OSError:
-                assert server.poll() is None, (root / "lab.log").read_text()
-                assert time.monotonic() < deadline, "jupyter lab did not start"
-                time.sleep(1)
-        yield course, listener, base, token
+        with running_lab(root, root / "runtime", root / "lab.log", STAFF_SERVER) as (base, token):
+            yield course, listener, base, token
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
         listener.close()
 
 

@@ -1,0 +1,51 @@
+"""`jupyter lab` from .venv on loopback for the browser tests, and a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from coursekit.release import venv_environment
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_lab(root: Path, runtime: Path, log_path: Path, *options: str) -> Iterator[tuple]:
+    """JupyterLab serving `root` until the block ends; yields (base URL, token)."""
+    port, token = free_port(), secrets.token_hex(16)
+    jupyter = Path(sys.executable).parent / "jupyter"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [str(jupyter), "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+             f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False", *options],
+            cwd=root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(runtime)},
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+                    break
+                except OSError:
+                    assert server.poll() is None, log_path.read_text()
+                    assert time.monotonic() < deadline, "jupyter lab did not start"
+                    time.sleep(1)
+            yield base, token
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
