@@ -48,6 +48,7 @@ from tests.hostile import (
     WRONG_LEARNER_SPLIT_HEADS,
     render,
     scenarios,
+    submit,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -253,17 +254,6 @@ def leftover_processes(marker: str, wait: float = 15) -> list[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.5)
-
-
-def submit(sandbox: CourseSandbox, name: str, nb, tamper=None, corrupt=None) -> None:
-    folder = sandbox.root / "submitted" / name / ASSIGNMENT
-    folder.mkdir(parents=True)
-    if tamper:
-        tamper(nb, folder)
-    path = folder / sandbox.notebook_name(ASSIGNMENT)
-    nbformat.write(nb, path)
-    if corrupt:
-        corrupt(path)
 
 
 def build_class(sandbox: CourseSandbox, context: dict[str, str], markers: dict[str, str]) -> None:

@@ -12,7 +12,6 @@ they would be alone.
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from coursekit import submissions
@@ -23,6 +22,7 @@ from tests.hostile import (
     WRONG_LEARNER,
     WRONG_LEARNER_SPLIT_HEADS,
     scenarios,
+    submit,
 )
 
 # Sorted before "reference" and WRONG_LEARNER, so stock autograde meets them first.
@@ -35,18 +35,6 @@ BAD = (
 )
 
 pytestmark = pytest.mark.xdist_group("stock_autograde_bad_shapes")
-
-
-def submit(sandbox, name, nb, tamper=None, corrupt=None) -> None:
-    """As tests/test_hostile_submissions.py hands a scenario in."""
-    folder = sandbox.root / "submitted" / name / ASSIGNMENT
-    folder.mkdir(parents=True)
-    if tamper:
-        tamper(nb, folder)
-    path = folder / sandbox.notebook_name(ASSIGNMENT)
-    nbformat.write(nb, path)
-    if corrupt:
-        corrupt(path)
 
 
 @pytest.fixture(scope="module")

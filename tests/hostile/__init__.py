@@ -32,6 +32,8 @@ import importlib
 import pkgutil
 from types import ModuleType
 
+import nbformat
+
 ASSIGNMENT = "ch3_multihead"
 
 # Wrong on purpose, so that a trick that fooled the grader would show as points.
@@ -94,3 +96,16 @@ def scenarios() -> dict[str, ModuleType]:
         info.name: importlib.import_module(f"{__name__}.{info.name}")
         for info in pkgutil.iter_modules(__path__)
     }
+
+
+def submit(sandbox, name: str, nb, tamper=None, corrupt=None) -> None:
+    """Hand scenario `name` in straight into submitted/: `tamper(nb, folder)` before the
+    notebook is written, `corrupt(path)` after."""
+    folder = sandbox.root / "submitted" / name / ASSIGNMENT
+    folder.mkdir(parents=True)
+    if tamper:
+        tamper(nb, folder)
+    path = folder / sandbox.notebook_name(ASSIGNMENT)
+    nbformat.write(nb, path)
+    if corrupt:
+        corrupt(path)
