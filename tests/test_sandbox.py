@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import secrets
@@ -471,6 +472,27 @@ def test_a_many_process_memory_bomb_is_capped_over_the_whole_sandbox():
         pytest.skip(f"no memory cgroup here: {cgroup.unavailable()}")
     held = run_in_sandbox(BOMB, limits=policy.Limits(memory_mb=1024), timeout=120)
     assert 0 < held <= 3
+
+
+def test_another_graders_sweep_keeps_a_live_graders_new_cgroup():
+    """A new cgroup is empty until its sandbox joins; a second grader starting then (a Dask
+    worker, the other test worker) removed it, and that sandbox could not start."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup here: {cgroup.unavailable()}")
+    mine = cgroup.MemoryCap(policy.UID_POOL[0], 64)
+    no_such_pid = 2**22 + 1  # above any pid_max Linux allows
+    gone = mine.folder.with_name(f"{cgroup.PREFIX}{policy.UID_POOL[0]}-{no_such_pid}-0")
+    gone.mkdir()
+    sweep = "import sys; from pathlib import Path; from coursekit.sandbox import cgroup; "
+    sweep += "cgroup._remove_stale(Path(sys.argv[1]))"
+    try:
+        subprocess.run([sys.executable, "-c", sweep, str(mine.folder.parent)], check=True)
+        assert mine.folder.is_dir()  # its grader (this process) is alive
+        assert not gone.exists()  # no process has that pid: its grader ended
+    finally:
+        mine.close()
+        with contextlib.suppress(FileNotFoundError):
+            gone.rmdir()
 
 
 def test_without_a_memory_cgroup_grading_says_so_and_still_runs(monkeypatch, caplog):

@@ -106,8 +106,19 @@ class MemoryCap:
 
 @functools.cache
 def _remove_stale(parent: Path) -> None:
-    """Once per process: remove the empty cgroups of graders that ended without doing so."""
+    """Once per process: remove the empty cgroups of graders that ended without doing so.
+
+    Only those whose grader (the pid in the name) is gone: a live grader's new cgroup
+    is empty until its sandbox's first process joins it.
+    """
     for folder in parent.glob(f"{PREFIX}*"):
+        try:
+            os.kill(int(folder.name.removeprefix(PREFIX).split("-")[1]), 0)
+            continue  # its grader is alive
+        except (IndexError, ValueError, ProcessLookupError):
+            pass  # not one of ours by name, or its grader ended
+        except PermissionError:
+            continue  # a live process of another account
         with contextlib.suppress(OSError):
             folder.rmdir()  # refused while it holds a process: a live sandbox's
 
