@@ -599,6 +599,13 @@ else:  # clear and invalidate the user and user session keyrings
 """
 
 
+# The pool uid runs a Python outside any sandbox: the course's may live under /root (pyenv),
+# which other accounts cannot enter; the system's has ctypes too.
+SYSTEM_PYTHON = next(
+    (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p)), sys.executable
+)
+
+
 def as_pool_uid(uid: int, *command: str) -> list[str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
 
@@ -612,7 +619,7 @@ def test_a_pool_uid_left_with_a_process_or_a_key_is_not_leased_again(tmp_path, m
     monkeypatch.setattr(policy.UidLease, "folder", folder)
     monkeypatch.setattr(policy, "UID_POOL", range(first, third + 1))
     numbers = syscall_numbers("keyctl", "add_key")
-    keys = [sys.executable, "-c", KEYCTL, str(numbers["keyctl"]), str(numbers["add_key"])]
+    keys = [SYSTEM_PYTHON, "-c", KEYCTL, str(numbers["keyctl"]), str(numbers["add_key"])]
     left = subprocess.Popen(as_pool_uid(first, "sleep", "60"))
     subprocess.run(as_pool_uid(second, *keys, "plant"), check=True)
     try:
