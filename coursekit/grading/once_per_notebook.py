@@ -193,12 +193,15 @@ class CellsReadOnce:
 class OverwriteCellsReadOnce(OverwriteCells):
     """nbgrader's OverwriteCells with the notebook's cells read from the gradebook once."""
 
-    def preprocess(self, nb, resources):
+    def open_gradebook(self, resources) -> Gradebook:
+        """The notebook's ids from the resources, as nbgrader's preprocess takes them."""
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.db_url = info["db_url"]
-        gradebook = Gradebook(self.db_url)  # as nbgrader's: the default course id
-        with gradebook:
+        return Gradebook(self.db_url)  # as nbgrader's: the default course id
+
+    def preprocess(self, nb, resources):
+        with self.open_gradebook(resources) as gradebook:
             self.gradebook = CellsReadOnce(gradebook, self.notebook_id, self.assignment_id)
             # nbgrader's per-cell pass, then its missing cells, as in its preprocess
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)

@@ -38,7 +38,7 @@ import os
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -111,11 +111,7 @@ class RestoreCells(OverwriteCellsReadOnce):
     """nbgrader's OverwriteCells with every cell's role taken from the instructor's notebook."""
 
     def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
-        self.db_url = info["db_url"]
-        gradebook = Gradebook(self.db_url)  # as nbgrader's: the default course id
-        with gradebook:
+        with self.open_gradebook(resources) as gradebook:
             try:
                 self.instructor = InstructorCells(
                     gradebook, self.notebook_id, self.assignment_id, self._source_path()

@@ -115,13 +115,7 @@ class Shaper:
         metadata = data.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         metadata.pop(SHAPE_KEY, None)  # only the grader writes it
-        deep = sorted(k for k, v in metadata.items() if depth(v, self.max_depth) > self.max_depth)
-        for key in deep:
-            del metadata[key]
-        if deep:
-            self.reasons.append(
-                f"노트북 메타데이터 {', '.join(deep)[:200]} 이(가) 너무 깊어 버렸습니다."
-            )
+        self._drop_deep(metadata, "노트북 메타데이터")
         if data.get("nbformat") != 4:
             data = _as_version_4(data)
             metadata = data["metadata"]
@@ -131,6 +125,14 @@ class Shaper:
         kept = self._bounded_cells(data["cells"])
         nb.cells = [c for c in (self._cell(raw, nb.nbformat_minor) for raw in kept) if c]
         return nb
+
+    def _drop_deep(self, metadata: dict, what: str) -> None:
+        """Drop the keys of `metadata` nested deeper than max_depth, with a reason."""
+        deep = sorted(k for k, v in metadata.items() if depth(v, self.max_depth) > self.max_depth)
+        for key in deep:
+            del metadata[key]
+        if deep:
+            self.reasons.append(f"{what} {', '.join(deep)[:200]} 이(가) 너무 깊어 버렸습니다.")
 
     def _bounded_cells(self, raw_cells: list) -> list:
         text = [
@@ -168,13 +170,7 @@ class Shaper:
         metadata = dict(metadata) if isinstance(metadata, dict) else {}
         for key in (NOTE_KEY, SHAPE_KEY):
             metadata.pop(key, None)  # only the grader writes them
-        deep = sorted(k for k, v in metadata.items() if depth(v, self.max_depth) > self.max_depth)
-        for key in deep:
-            del metadata[key]
-        if deep:
-            self.reasons.append(
-                f"칸 메타데이터 {', '.join(deep)[:200]} 이(가) 너무 깊어 버렸습니다."
-            )
+        self._drop_deep(metadata, "칸 메타데이터")
         # nbformat's new_*_cell would check the schema before the repair below
         cell = nbformat.from_dict({"cell_type": kind, "metadata": metadata, "source": source})
         if minor >= 5:
