@@ -474,6 +474,27 @@ def test_a_many_process_memory_bomb_is_capped_over_the_whole_sandbox():
     assert 0 < held <= 3
 
 
+def test_the_grader_reads_from_the_cgroup_when_the_sandbox_met_its_memory_cap():
+    """The cgroup's own counts, which MemoryLimitExceeded reads: a MemoryError the learner
+    raises, or one from the per-process cap, leaves them alone; each bomb child the
+    sandbox's cap ended is one out-of-memory kill."""
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup here: {cgroup.unavailable()}")
+    with LearnerKernel(timeout=120, limits=policy.Limits(memory_mb=1024)) as kernel:
+        start = kernel.km.memory_events()
+        assert start == cgroup.MemoryEvents(0, 0)
+        raised = "try:\n    raise MemoryError('forged')\nexcept MemoryError:\n    pass\n"
+        too_big = "try:\n    b = b'x' * (8 << 30)\nexcept MemoryError:\n    pass\n"  # > 1 GiB
+        assert kernel.run_cells([raised, too_big])
+        assert kernel.km.memory_events() == start
+        assert kernel.run_cells([BOMB])
+        after = kernel.km.memory_events()
+        with kernel.session() as session:
+            held = session.describe(["found"])["found"]
+    assert after.exceeded_since(start)
+    assert after.oom_kills - start.oom_kills == 8 - held > 0
+
+
 def test_another_graders_sweep_keeps_a_live_graders_new_cgroup():
     """A new cgroup is empty until its sandbox joins; a second grader starting then (a Dask
     worker, the other test worker) removed it, and that sandbox could not start."""

@@ -10,6 +10,10 @@ killer then ends a process of that sandbox only. Both cgroup versions: v2
 (memory.max) where the grader's cgroup can delegate the memory controller,
 else v1's memory hierarchy (memory.limit_in_bytes). Where there is neither,
 `unavailable()` says why and the caps stay per process.
+
+`MemoryCap.events()` is the grader's evidence that a sandbox met its cap
+(its out-of-memory kills, counted by the kernel in the cgroup): what the
+grader's MemoryLimitExceeded incident is recorded from, a few small reads.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 PREFIX = "coursekit-sandbox-"
@@ -70,6 +75,27 @@ def unavailable() -> str | None:
     return found if isinstance(found, str) else None
 
 
+class MemoryEvents(NamedTuple):
+    """What a sandbox's memory cap did, counted since the sandbox started."""
+
+    oom_kills: int  # processes the cap's out-of-memory killer ended
+    refusals: int  # allocations the cap refused, reclaim failing (v2's "oom"; v1: 0)
+
+    def exceeded_since(self, before: MemoryEvents) -> bool:
+        """Whether the sandbox met its cap between `before` and these counts."""
+        return self.oom_kills > before.oom_kills or self.refusals > before.refusals
+
+
+def _counts(path: Path) -> dict[str, int]:
+    """A cgroup's flat "name count" lines (memory.events, memory.oom_control)."""
+    found = {}
+    for line in path.read_text(encoding="ascii").splitlines():
+        name, _, count = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            found[name] = int(count)
+    return found
+
+
 class MemoryCap:
     """The cgroup of one sandbox: `procs` is the file its first process writes its pid into.
 
@@ -98,6 +124,23 @@ class MemoryCap:
             self.close()
             raise
         self.procs = str(self.folder / "cgroup.procs")
+
+    def events(self) -> MemoryEvents | None:
+        """The cap's counts of what it did to the sandbox so far (None once unreadable).
+
+        The grader's own evidence that the sandbox met its cap, read from the
+        cgroup (no learner process can write there): v2's memory.events, v1's
+        memory.oom_control. Neither the usage peak nor v1's failcnt (v2's `max`)
+        counts: those also rise when the cap only made the kernel reclaim cache.
+        """
+        try:
+            if self.version == "v2":
+                counts = _counts(self.folder / "memory.events")
+                return MemoryEvents(counts.get("oom_kill", 0), counts.get("oom", 0))
+            # v1 (oom_kill since Linux 4.13) has no count of refused allocations.
+            return MemoryEvents(_counts(self.folder / "memory.oom_control").get("oom_kill", 0), 0)
+        except OSError:
+            return None
 
     def close(self) -> None:
         """Remove the cgroup once its processes are gone (a killed sandbox takes milliseconds)."""

@@ -174,6 +174,10 @@ class SandboxMixin:
                 f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
             ) from None
 
+    def memory_events(self) -> cgroup.MemoryEvents | None:
+        """What the sandbox's memory cgroup did so far; None where it has none (no cgroup)."""
+        return self._memory.events() if self._memory is not None else None
+
     def _memory_cap(self) -> cgroup.MemoryCap | None:
         """A memory cgroup for the whole sandbox, where the machine has one (see `cgroup`)."""
         if not self.limits.memory_mb:
