@@ -14,6 +14,9 @@ It also survives hostile submissions, as stock Execute does not:
 - caps per kernel (memory, CPU, processes, file size, scratch space) come
   from the sandbox; a notebook has a wall-clock budget (`notebook_timeout`)
   on top of the per-cell `timeout`; a cell keeps at most `output_limit_kb`;
+- a cell during which the sandbox's memory cgroup met its cap (the cgroup's
+  own counts, read by the grader) gets MemoryLimitExceeded; without a cgroup,
+  or from a MemoryError alone, none;
 - when the kernel dies or stays stuck after a timeout, the cell gets a Korean
   error output, later cells are marked as not run (scored 0), and the
   notebook is still graded: earlier cells keep their credit.
@@ -120,6 +123,7 @@ class SandboxedExecute(Execute):
         budget = self.notebook_timeout or None
         self._deadline = time.monotonic() + budget if budget else None
         self._stopped: str | None = None  # why later cells are not run
+        self._memory_before = None  # the sandbox's memory cgroup counts at the last look
         self._setup_sources = self._gradebook_setup_sources(resources)
         cells.forget_verdicts(nb)
         incidents.forget(nb)  # only the grader's own records count
@@ -209,6 +213,7 @@ class SandboxedExecute(Execute):
 
     def _run_in_kernel(self, cell, resources, index):
         self._cell_output, self._flooded = 0, False
+        self._memory_before = self._memory_events()
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
@@ -218,12 +223,7 @@ class SandboxedExecute(Execute):
             # The interrupt did not bring the kernel back (e.g. SIGINT ignored).
             self._kernel_stuck(cell, self._get_timeout(cell))
             return cell, resources
-        if any(out.get("ename") == "MemoryError" for out in cell.get("outputs", [])):
-            incidents.add(
-                cell,
-                incidents.MEMORY_LIMIT,
-                f"이 칸이 커널 메모리 한도({self.memory_limit_mb} MiB)를 넘었습니다.",
-            )
+        self._record_memory_limit(cell)
         if self._flooded:
             incidents.add(
                 cell,
@@ -323,6 +323,7 @@ class SandboxedExecute(Execute):
     # ------------------------------------------------------------ failures
 
     def _kernel_died(self, cell) -> None:
+        self._record_memory_limit(cell)
         incidents.add(
             cell,
             incidents.KERNEL_DIED,
@@ -332,6 +333,7 @@ class SandboxedExecute(Execute):
         self._stop("앞 칸에서 커널이 멈춰")
 
     def _kernel_stuck(self, cell, timeout) -> None:
+        self._record_memory_limit(cell)
         self._kill_kernel()
         incidents.add(
             cell,
@@ -340,6 +342,30 @@ class SandboxedExecute(Execute):
             "멈추지 않아 커널을 끝냈습니다. 이 칸과 뒤의 칸은 0점입니다.",
         )
         self._stop("앞 칸에서 커널이 멈추지 않아")
+
+    def _memory_events(self):
+        events = getattr(self.km, "memory_events", None)  # a SandboxMixin kernel manager's
+        return events() if events is not None else None
+
+    def _record_memory_limit(self, cell) -> None:
+        """MemoryLimitExceeded when the sandbox's memory cgroup met its cap since the last look.
+
+        The grader's own evidence (`cgroup.MemoryEvents`), never an exception's name:
+        a learner can raise MemoryError, and one from the per-process address-space
+        cap is only that cell's error. Where there is no cgroup, no such incident.
+        """
+        before, self._memory_before = self._memory_before, self._memory_events()
+        after = self._memory_before
+        if before is None or after is None or not after.exceeded_since(before):
+            return
+        killed = after.oom_kills - before.oom_kills
+        incidents.add(
+            cell,
+            incidents.MEMORY_LIMIT,
+            f"이 칸이 커널 메모리 한도({self.memory_limit_mb} MiB, 커널이 띄운 프로세스를 "
+            "모두 합쳐)를 넘었습니다"
+            + (f": 프로세스 {killed}개가 강제로 끝났습니다." if killed else "."),
+        )
 
     def _time_limit_message(self) -> str:
         return (

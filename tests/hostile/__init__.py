@@ -6,7 +6,9 @@ next to it (`tamper(nb, folder)` before the notebook is written,
 `corrupt(path)` after). `ZERO` is the exact set of autograded
 cells that must score 0; every other autograded cell must keep full marks.
 `INCIDENT` is the ename (coursekit.grading.incidents) that must be recorded,
-or None when the learner's own error output is the record.
+or None when the learner's own error output is the record;
+`INCIDENT_NEEDS_MEMORY_CGROUP` when only a sandbox memory cgroup can record
+it (without one, that expectation is skipped with the reason).
 
 A SOURCE may name the grading run's surroundings with placeholders, filled
 in by `render` before the notebook is written, so that an attack aims at

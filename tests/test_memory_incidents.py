@@ -1,0 +1,83 @@
+"""MemoryLimitExceeded comes from the sandbox's memory cgroup, read by the grader, only.
+
+SandboxedExecute runs a small notebook in each launch way: a cell that raises
+MemoryError itself (named like the incident, the learner's own error), a cell
+whose forked processes the cgroup's out-of-memory killer ends, a quiet cell,
+and a cell in which the killer ends the kernel itself; the cell after it is
+not run.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from coursekit.grading import incidents
+from coursekit.grading.execute import SandboxedExecute
+from coursekit.sandbox import cgroup, warm
+
+CAP_MB = 1536  # of address space per process too: the kernel alone holds ~850 MiB of it
+
+FORGED = 'raise MemoryError("이 칸이 커널 메모리 한도(1536 MiB)를 넘었습니다.")'
+# Three forked processes of 300 MiB and the kernel's own 650 MiB: over the cap together.
+HOLD = """
+import os, signal
+import numpy as np
+
+def hold(mib):
+    ready, done = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            block = np.ones(mib * 2**17)
+            os.write(done, b"1")
+            signal.pause()
+        finally:
+            os._exit(0)
+    os.close(done)
+    return pid, ready
+"""
+CHILDREN_KILLED = """
+children = [hold(600) for _ in range(3)]
+held = [os.read(ready, 1) == b"1" for _, ready in children]
+for pid, ready in children:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(sum(held), "of 3 held")
+"""
+KERNEL_KILLED = """
+with open("/proc/self/oom_score_adj", "w") as own:
+    own.write("1000")  # the killer's first choice
+children = [hold(300) for _ in range(3)]
+held = [os.read(ready, 1) == b"1" for _, ready in children]
+block = np.ones(650 * 2**17)
+"""
+
+
+@pytest.fixture(params=["bwrap", "warm"])
+def warm_kernels(request):
+    if request.param == "warm" and not warm.supported():
+        pytest.skip("warm kernels need root and user namespaces (warm.supported)")
+    return request.param == "warm"
+
+
+def test_only_the_cgroups_counts_record_a_memory_incident(warm_kernels, tmp_path):
+    if cgroup.unavailable():
+        pytest.skip(f"no memory cgroup here: {cgroup.unavailable()}")
+    sources = [FORGED, HOLD, CHILDREN_KILLED, "print('quiet')", KERNEL_KILLED, "print('after')"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    execute = SandboxedExecute(
+        memory_limit_mb=CAP_MB, warm_kernels=warm_kernels, timeout=60, notebook_timeout=0
+    )
+    nb, _ = execute.preprocess(nb, {"metadata": {"path": str(tmp_path)}})  # the kernel's folder
+    found = [[i["ename"] for i in incidents.of_cell(cell)] for cell in nb.cells]
+    assert found == [
+        [],
+        [],
+        [incidents.MEMORY_LIMIT],
+        [],
+        [incidents.MEMORY_LIMIT, incidents.KERNEL_DIED],
+        [incidents.NOT_RUN],
+    ]
+    assert nb.cells[0].outputs[0]["ename"] == "MemoryError"  # the learner's own error, shown
+    assert f"{CAP_MB} MiB" in incidents.of_cell(nb.cells[2])[0]["reason"]
