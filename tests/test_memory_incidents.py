@@ -81,3 +81,17 @@ def test_only_the_cgroups_counts_record_a_memory_incident(warm_kernels, tmp_path
     ]
     assert nb.cells[0].outputs[0]["ename"] == "MemoryError"  # the learner's own error, shown
     assert f"{CAP_MB} MiB" in incidents.of_cell(nb.cells[2])[0]["reason"]
+
+
+def test_without_a_memory_cgroup_no_memory_incident_is_inferred(monkeypatch, tmp_path):
+    """No cgroup, no evidence: the forged MemoryError and the children (nothing bounds them
+    together now) are the learner's own, whatever the cell's outputs say."""
+    monkeypatch.setattr(cgroup, "_controller", lambda: "no memory cgroup (this test)")
+    monkeypatch.setattr(cgroup, "warn_once", lambda: None)
+    sources = [FORGED, HOLD, CHILDREN_KILLED]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    execute = SandboxedExecute(memory_limit_mb=CAP_MB, timeout=60, notebook_timeout=0)
+    nb, _ = execute.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert [incidents.of_cell(cell) for cell in nb.cells] == [[], [], []]
+    assert nb.cells[0].outputs[0]["ename"] == "MemoryError"
+    assert "3 of 3 held" in nb.cells[2].outputs[0]["text"]
