@@ -15,18 +15,24 @@ submissions are then graded, each run in a fresh copy of the course
    the fork pool it replaced (`coursekit.bench_pool`), compared in CPU-seconds of the
    whole process tree (wall clock too, which needs a quiet machine to compare);
 3. floor: the graded notebooks (hidden tests restored, outputs cleared)
-   executed with bare nbclient in N parallel processes, no nbgrader at all.
+   executed with bare nbclient in N parallel processes, no nbgrader at all;
+   and the physical floor (`coursekit.bench_floor`: a fork of a warm parent
+   per notebook exec-ing its cells with the checks in-process);
+4. plain nbgrader: `nbgrader autograde` with nbgrader's own defaults (no
+   sandbox, its Execute, the hidden checks imported in the learner's kernel).
 
-Each of the three runs `--runs` times; it prints the median times, stock ÷
-make grade (target ≥ 4 on 2 cores) and make grade ÷ floor (target ≤ 1.3),
-and whether the gradebooks are identical. Then make grade once without the
-sandbox (what the sandbox costs), once with `--budget` (the measured time
-budget per notebook: each phase's wall time, the grader's and the kernel's
-CPU time), once with `--stats` (the driver's own cost per result: ms of gradebook
-writing and bookkeeping per notebook, and so the notebooks an hour one driver
-can take), and once per class size of `--sizes` (seconds per notebook as the
-class grows; the larger classes repeat the first class's submissions under
-new learner ids).
+Each runs `--runs` times; it prints the median times, stock ÷ make grade
+(target ≥ 4 on 2 cores), make grade ÷ floor (target ≤ 1.3), whether the
+gradebooks are identical, and issue 21's table: s/notebook and CPU-ms per
+notebook of each way, make grade ÷ physical floor in CPU (target ≤ 3), plain
+nbgrader ÷ make grade in wall time (target ≥ 10), and 300 × 2 notebooks. Then
+make grade once without the sandbox (what the sandbox costs), once with
+`--budget` (the measured time budget per notebook: each phase's wall time, the
+grader's and the kernel's CPU time), once with `--stats` (the driver's own
+cost per result: ms of gradebook writing and bookkeeping per notebook, and so
+the notebooks an hour one driver can take), and once per class size of
+`--sizes` (seconds per notebook as the class grows; the larger classes repeat
+the first class's submissions under new learner ids).
 """
 
 from __future__ import annotations
@@ -100,6 +106,39 @@ def cpu_timed(action) -> tuple[float, float]:
     cpu = after.children_user - before.children_user
     cpu += after.children_system - before.children_system
     return time.perf_counter() - started, cpu
+
+
+# nbgrader out of the box: its own Execute (no sandbox, no trusted side), its default
+# preprocessors, the hidden test cells run in the learner's kernel, which imports the checks.
+PLAIN_CONFIG = """\
+import os
+c = get_config()
+ROOT = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
+"""
+
+
+def plain_nbgrader(template: Course, path: Path) -> Course:
+    """A copy of the prepared class whose nbgrader_config.py is nbgrader's defaults."""
+    course = pristine(template, path)
+    config = PLAIN_CONFIG.format(course_id=course.course_id)
+    (course.root / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    return course
+
+
+def physical_floor(paths: list[str], jobs: int) -> tuple[float, float]:
+    """Wall and CPU seconds of coursekit.bench_floor on these notebooks (its own count)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "coursekit.bench_floor", str(jobs), *paths],
+        env=venv_environment(),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured["wall"], measured["cpu"]
 
 
 def pool_grade(course: Course, jobs: int) -> None:
@@ -195,14 +234,21 @@ def main(argv=None) -> int:
     print(f"preparing {args.learners} learners × both notebooks in {work} …", flush=True)
     template = prepare(work / "class", args.learners)
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
-    times: dict[str, list[float]] = {"stock": [], "grade": [], "floor": []}
-    cpus: dict[str, list[float]] = {"grade": [], "pool": []}
+    times: dict[str, list[float]] = {"plain": [], "stock": [], "grade": [], "floor": []}
+    times["physical"] = []
+    cpus: dict[str, list[float]] = {k: [] for k in ("plain", "stock", "grade", "pool", "physical")}
     pool_times: list[float] = []
     same = True
     for run in range(1, args.runs + 1):
         print(f"run {run}/{args.runs}: stock nbgrader autograde, sequential …", flush=True)
+        plain = plain_nbgrader(template, work / "plain")
+        wall, cpu = cpu_timed(lambda s=plain: [s.autograde(a) for a in s.assignments()])
+        times["plain"].append(wall)
+        cpus["plain"].append(cpu)
         stock = pristine(template, work / "stock")
-        times["stock"].append(timed(lambda s=stock: [s.autograde(a) for a in s.assignments()]))
+        wall, cpu = cpu_timed(lambda s=stock: [s.autograde(a) for a in s.assignments()])
+        times["stock"].append(wall)
+        cpus["stock"].append(cpu)
         print(f"run {run}/{args.runs}: make grade -j {args.jobs} (LocalCluster) …", flush=True)
         parallel = pristine(template, work / "parallel")
         wall, cpu = cpu_timed(lambda p=parallel: make_grade(p, args.jobs))
@@ -220,6 +266,9 @@ def main(argv=None) -> int:
         paths = floor_notebooks(stock, work / "floor")
         with ProcessPoolExecutor(args.jobs) as pool:
             times["floor"].append(timed(lambda p=pool, n=paths: list(p.map(execute, n))))
+        wall, cpu = physical_floor(paths, args.jobs)
+        times["physical"].append(wall)
+        cpus["physical"].append(cpu)
         print(
             "  " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()),
             flush=True,
@@ -251,7 +300,7 @@ def main(argv=None) -> int:
     # per notebook is the slope between this class and one twice its size.
     print("LocalCluster and the fork pool once more, on a class twice the size …", flush=True)
     doubled, doubled_notebooks = grown(template, work / "double-grade", 2 * args.learners)
-    _, doubled_cpu_grade = cpu_timed(lambda: make_grade(doubled, args.jobs))
+    doubled_wall_grade, doubled_cpu_grade = cpu_timed(lambda: make_grade(doubled, args.jobs))
     doubled, _ = grown(template, work / "double-pool", 2 * args.learners)
     _, doubled_cpu_pool = cpu_timed(lambda: pool_grade(doubled, args.jobs))
     per_notebook = {}
@@ -316,8 +365,50 @@ def main(argv=None) -> int:
     for size, (seconds, count) in per_notebook.items():
         print(f"make grade, {size:>4} learners  {seconds:7.2f} s per notebook ({count} notebooks)")
     print(f"gradebooks identical       {'yes' if same else 'NO'}")
+    print()
+    measured_300 = per_notebook[300][0] * per_notebook[300][1] if 300 in per_notebook else None
+    table = grade_once_lines(
+        times, cpus, notebooks, doubled_wall_grade, doubled_notebooks, slopes[0]
+    )
+    print(table)
+    if measured_300 is not None:
+        print(f"300 × 2 notebooks, measured         {measured_300:7.1f} s  (target ≤ 120)")
     print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1
+
+
+def grade_once_lines(times, cpus, notebooks, doubled_wall, doubled_notebooks, cpu_slope) -> str:
+    """Issue 21's table: each way's s/notebook and CPU-ms/notebook (medians), the two ratios,
+    and 300 learners × 2 notebooks."""
+    wall = {k: statistics.median(v) / notebooks for k, v in times.items() if v}
+    cpu = {k: statistics.median(v) * 1000 / notebooks for k, v in cpus.items() if v}
+    names = {
+        "plain": "plain nbgrader (no sandbox)",
+        "stock": "stock, course config",
+        "grade": "make grade",
+        "physical": "physical floor",
+    }
+    lines = ["way (median of the runs)          s/notebook  CPU-ms/notebook"]
+    for key, name in names.items():
+        lines.append(f"  {name:<32} {wall[key]:8.3f}  {cpu[key]:10.0f}")
+    lines.append(
+        f"make grade ÷ physical floor (CPU)  {cpu['grade'] / cpu['physical']:7.2f}×  (target ≤ 3); "
+        f"per added notebook (slope, {cpu_slope * 1000:.0f} CPU-ms) "
+        f"{cpu_slope * 1000 / cpu['physical']:.2f}×"
+    )
+    lines.append(
+        f"plain nbgrader ÷ make grade (wall) {wall['plain'] / wall['grade']:7.2f}×  (target ≥ 10)"
+    )
+    # the wall-clock slope between the class and the one twice its size, and its fixed start
+    slope = (doubled_wall - statistics.median(times["grade"])) / max(
+        doubled_notebooks - notebooks, 1
+    )
+    start = statistics.median(times["grade"]) - slope * notebooks
+    lines.append(
+        f"300 × 2 notebooks, make grade      {start + 600 * slope:7.1f} s  (projected from the "
+        "slope; --sizes 300 measures it; target ≤ 120)"
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

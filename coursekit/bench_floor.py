@@ -1,0 +1,109 @@
+"""`make bench`'s physical floor: the least work grading a notebook can be.
+
+    python -m coursekit.bench_floor JOBS NOTEBOOK...
+
+A parent imports once what the notebooks import (numpy, pandas, matplotlib,
+the hidden checks), then for each notebook forks a child that runs the
+notebook's code cells with `exec` in one namespace, hidden tests included and
+in-process, stdout captured, and exits; the drawing cells are skipped, as
+grading skips them (`cells.SKIP_TAG`). JOBS such children run at a time. No sandbox, no
+kernel protocol, no nbgrader, no gradebook: what is left is the learner's and
+the checks' own computing, which no grader can avoid. Issue 21 measures
+`make grade` against it in CPU per notebook.
+
+Prints one JSON line: notebooks, wall seconds, CPU seconds of the children.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+
+from coursekit import cells
+
+# What the course's notebooks import: imported once, before the forks.
+PRELOAD = (
+    "numpy",
+    "pandas",
+    "grader_tests.ch3_multihead",
+    "grader_tests.ch4_cross_attention",
+)
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+def code_of(source: str) -> str:
+    """A cell's Python without IPython's magics and shell lines (the notebooks have none
+    that compute anything)."""
+    return "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
+    )
+
+
+def is_run(cell: dict) -> bool:
+    return cell.get("cell_type") == "code" and cells.SKIP_TAG not in cell.get("metadata", {}).get(
+        "tags", []
+    )
+
+
+def run_notebook(path: str) -> None:
+    """The child's work: read the notebook's JSON, run its cells in one namespace (failures
+    formatted as tracebacks, output kept per cell), write the JSON back out."""
+    import traceback
+
+    with open(path, encoding="utf-8") as file:
+        nb = json.load(file)
+    namespace: dict = {"__name__": "__main__"}
+    for cell in filter(is_run, nb["cells"]):
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            try:
+                exec(compile(code_of("".join(cell["source"])), "<cell>", "exec"), namespace)
+            except BaseException:
+                print(traceback.format_exc(), file=sys.stderr)
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": sink.getvalue()}]
+    with open(os.devnull, "w", encoding="utf-8") as file:
+        json.dump(nb, file)
+
+
+def main(argv=None) -> int:
+    jobs_arg, *paths = argv if argv is not None else sys.argv[1:]
+    jobs = int(jobs_arg)
+    preload()
+    before, started = os.times(), time.perf_counter()
+    running: set[int] = set()
+    for path in paths:
+        if len(running) >= jobs:
+            pid, _ = os.wait()
+            running.discard(pid)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                run_notebook(path)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        running.add(pid)
+    while running:
+        pid, _ = os.wait()
+        running.discard(pid)
+    wall, after = time.perf_counter() - started, os.times()
+    cpu = after.children_user - before.children_user
+    cpu += after.children_system - before.children_system
+    print(json.dumps({"notebooks": len(paths), "wall": wall, "cpu": cpu}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
