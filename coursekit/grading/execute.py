@@ -34,12 +34,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Integer, List, Unicode, default
+from traitlets import Bool, Enum, Integer, List, Unicode, default
 
 from coursekit import cells
 from coursekit.grading import incidents, shapes
+from coursekit.grading.lean_cells import LeanCells
 from coursekit.grading.trusted import TrustedNotebook
-from coursekit.sandbox import policy, warm
+from coursekit.sandbox import policy, runner_client, warm
 from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
 from coursekit.sandbox.kernel import SandboxedKernelManager
 
@@ -71,7 +72,7 @@ def _no_score_from_results(cell) -> None:
             output.pop("execution_count", None)
 
 
-class SandboxedExecute(Execute):
+class SandboxedExecute(LeanCells, Execute):
     memory_limit_mb = Integer(4096, help="address-space cap of each sandboxed process (MiB)").tag(
         config=True
     )
@@ -102,6 +103,12 @@ class SandboxedExecute(Execute):
     ).tag(config=True)
     unsafe_no_sandbox = Bool(
         False, help="run learner code without bubblewrap (unsafe: only for trusted code)"
+    ).tag(config=True)
+    cell_runner = Enum(
+        ["lean", "ipykernel"],
+        "ipykernel",
+        help="what runs the cells in the sandbox: 'lean' (IPython's InteractiveShell over one "
+        "socket, coursekit.sandbox.cell_runner) or 'ipykernel' (a Jupyter kernel over ZeroMQ)",
     ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
@@ -141,6 +148,7 @@ class SandboxedExecute(Execute):
         km.sandboxed = not self.unsafe_no_sandbox
         km.warm, km.preload = self.warm_kernels, tuple(self.preload_modules)
         km.bridge_socket = self._bridge.path
+        km.runner = runner_client.SOURCE if self.cell_runner == "lean" else ""
         km.limits = policy.Limits(
             memory_mb=self.memory_limit_mb,
             cpu_seconds=self.cpu_limit_seconds,
@@ -175,11 +183,17 @@ class SandboxedExecute(Execute):
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
         size = len(str(content.get("text", ""))) + len(str(content.get("data", "")))
+        if not self._count_output(size):
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _count_output(self, size: int) -> bool:
+        """Count `size` characters of output into the cell's; False once over its limit."""
         self._cell_output += size
         if self._cell_output > self.output_limit_kb * 1024:
             self._flooded = True
-            return None
-        return super().output(outs, msg, display_id, cell_index)
+            return False
+        return True
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code" or cells.is_skipped(cell):
@@ -304,10 +318,12 @@ class SandboxedExecute(Execute):
             # then (an interrupt that lands just after the request ended can cost its reply).
             if run_sync(self._await_reply)(msg_id, 1) is not None:
                 return True
-            run_sync(self.km.interrupt_kernel)()
+            self._interrupt()
         return run_sync(self._await_reply)(msg_id, 5 if interrupt else 15) is not None
 
     async def _await_reply(self, msg_id: str, timeout: float):
+        if self.lean:
+            return self._lean_reply(msg_id, timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

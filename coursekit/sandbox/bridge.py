@@ -177,6 +177,29 @@ class Bridge:
             return False
         return uid == self.uid and (self.pid is None or descends_from(pid, self.pid))
 
+    def accept(self, token: str, deadline: float) -> socket.socket | None:
+        """The sandbox's connection that presents `token` by `deadline` (others are closed).
+
+        A peer that is not the sandbox is closed before anything is read from
+        it; one of the sandbox's that does not present the token in time too.
+        """
+        expected = token.encode()
+        while (left := deadline - time.monotonic()) > 0:
+            self.listener.settimeout(left)
+            try:
+                connection, _ = self.listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            try:
+                if self.is_sandbox(connection):
+                    until = min(deadline, time.monotonic() + TOKEN_SECONDS)
+                    if wire.read_exactly(connection, len(expected), until) == expected:
+                        return connection
+            except (TimeoutError, OSError, EOFError):
+                pass
+            connection.close()
+        return None
+
     def close(self) -> None:
         self.listener.close()
         with contextlib.suppress(OSError):
@@ -290,22 +313,9 @@ class Session:
         A peer that is not the sandbox is closed before anything is read from
         it; one of the sandbox's that does not present the token in time too.
         """
-        expected = token.encode()
-        deadline = min(self.deadline, time.monotonic() + 10)
-        while (left := deadline - time.monotonic()) > 0:
-            self.bridge.listener.settimeout(left)
-            try:
-                connection, _ = self.bridge.listener.accept()
-            except (TimeoutError, OSError):
-                continue
-            try:
-                if self.bridge.is_sandbox(connection):
-                    until = min(deadline, time.monotonic() + TOKEN_SECONDS)
-                    if wire.read_exactly(connection, len(expected), until) == expected:
-                        return connection
-            except (TimeoutError, OSError, EOFError):
-                pass
-            connection.close()
+        connection = self.bridge.accept(token, min(self.deadline, time.monotonic() + 10))
+        if connection is not None:
+            return connection
         self.bridge.installed = False
         if time.monotonic() >= self.deadline:
             raise CallTimedOut()

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -59,6 +60,8 @@ class SandboxMixin:
     sandboxed: bool = True  # False only for the explicit, unsafe opt-out
     warm: bool = True  # fork from a warm zygote where it can (root), else one bwrap per kernel
     preload: tuple[str, ...] = ()  # modules the zygote imports once, besides ipykernel
+    # The lean cell runner's source (`cell_runner`): started in place of ipykernel when set.
+    runner: str = ""
 
     _lease: policy.UidLease | None = None
     _memory: cgroup.MemoryCap | None = None
@@ -78,6 +81,9 @@ class SandboxMixin:
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         if not self.sandboxed:
+            if self.runner:
+                kernel_cmd = [sys.executable, "-c", self.runner, self.connection_file]
+                kernel_cmd.append(self.bridge_socket)
             kernel_cmd = without_debugger(kernel_cmd)
             await super()._async_launch_kernel([*self.limits.prlimit(), *kernel_cmd], **kw)
             self.kernel_pid = self.provisioner.pid
@@ -96,6 +102,9 @@ class SandboxMixin:
             # A copy the sandbox's uid can read (the original is private to the grader).
             files = [*files, (connection.fileno(), CONNECTION_FILE)]
             argv = warm.kernel_arguments(kernel_cmd) if self.warm else None
+            if self.runner:  # the lean runner in the same sandbox, forked or under bwrap
+                argv = argv_of_runner() if argv is not None else None
+                kernel_cmd = [sys.executable, "-c", self.runner, *argv_of_runner()]
             if argv is not None and self._lease is not None and warm.supported():
                 child = self._launch_warm(argv, workdir, binds, files, folders)
             else:
@@ -121,6 +130,7 @@ class SandboxMixin:
             )
             process = warm.zygote(tuple(self.preload)).launch(
                 argv=argv,
+                runner=self.runner,
                 layout=steps,
                 files=fds,
                 workdir=workdir,
@@ -178,6 +188,11 @@ class SandboxMixin:
         """What the sandbox's memory cgroup did so far; None where it has none (no cgroup)."""
         return self._memory.events() if self._memory is not None else None
 
+    async def _async_interrupt_kernel(self) -> None:
+        if self.runner:  # the lean runner is interrupted by its client (a signal to its pid)
+            return
+        await super()._async_interrupt_kernel()
+
     def _memory_cap(self) -> cgroup.MemoryCap | None:
         """A memory cgroup for the whole sandbox, where the machine has one (see `cgroup`)."""
         if not self.limits.memory_mb:
@@ -220,6 +235,11 @@ class SandboxMixin:
             if self._scratch:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None
+
+
+def argv_of_runner() -> list[str]:
+    """The lean runner's arguments in the sandbox: its connection file and the bridge socket."""
+    return [CONNECTION_FILE, policy.BRIDGE_SOCKET]
 
 
 def _read_info(fd: int) -> bytes:

@@ -270,13 +270,15 @@ class Zygote:
         uid: int,
         limits: policy.Limits,
         cgroup: str | None = None,
+        runner: str = "",
     ) -> WarmKernelProcess:
         """Fork a kernel in a new sandbox; return once the sandbox is built (or raise).
 
         layout: its own steps (`policy.kernel_layout`; a bind's source is a
         path the parent sees); cgroup: the cgroup.procs file of the sandbox's
         memory cgroup (`cgroup.MemoryCap`), which the fork is moved into
-        before it makes the sandbox, or None.
+        before it makes the sandbox, or None; runner: the lean cell runner's source
+        (`cell_runner`), run with `argv` in place of ipykernel, or "".
         """
         self.wait_started()
         if len(files) + 2 > SCM_MAX_FD:
@@ -295,6 +297,7 @@ class Zygote:
             "limits": limits.rlimits(),
             "environment": policy.environment(workdir),
             "argv": argv,
+            "runner": runner,
             "hostname": policy.HOSTNAME,
             "cgroup": bool(cgroup),
             # libseccomp's program, installed by the sandbox's PID 1 before learner code runs

@@ -319,7 +319,11 @@ def sandbox_init(request, fds, reply, stderr):
 
 
 def run_kernel(request):
-    """C: the kernel, as `python -m ipykernel_launcher ARGS` would start it. Never returns."""
+    """C: the kernel, as `python -m ipykernel_launcher ARGS` would start it. Never returns.
+
+    With a "runner" (the lean cell runner's source, `cell_runner`) it runs that
+    as `python -c RUNNER ARGS` would, in place of ipykernel.
+    """
     code = 1
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -331,7 +335,11 @@ def run_kernel(request):
         importlib.invalidate_caches()
         if "numpy" in sys.modules:  # forks share the parent's random state: draw a fresh one
             sys.modules["numpy"].random.seed()
-        kernelapp.launch_new_instance()
+        if request.get("runner"):
+            sys.argv = ["-c", *request["argv"]]
+            exec(compile(request["runner"], "<cell runner>", "exec"), {"__name__": "__main__"})
+        else:
+            kernelapp.launch_new_instance()
         code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
