@@ -10,6 +10,7 @@ share a pytest-xdist group so the class is graded only once.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from catalog import Entry, catalogs
 from coursekit import submissions
 from coursekit.checks.declared import checks_of
 from coursekit.checks.verdict import Verdict
+from tests import same_results
+from tests.course_harness import CourseHarness
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +34,7 @@ class GradedClass:
     sandbox: CourseSandbox
     scores: dict[str, dict[str, float | None]]
     max_scores: dict[str, float]
+    ungraded: Path  # a copy of the class as submitted, before grading
 
     def lost(self, student: str) -> set[str]:
         """grade_ids of autograded cells where the learner got less than full points."""
@@ -81,8 +85,11 @@ def grade_class(path: Path, assignment: str) -> GradedClass:
     for learner, entries in variant_learners(assignment).items():
         nb = submissions.fill(release, source, replace={e.function: e.source for e in entries})
         sandbox.submit(learner, assignment, nb)
+    ungraded = path.with_name(f"{path.name}-ungraded")
+    shutil.copytree(path, ungraded, symlinks=True)
     sandbox.grade(assignment, "--quiet")
-    return GradedClass(sandbox, sandbox.scores(assignment), sandbox.max_scores(assignment))
+    scores, max_scores = sandbox.scores(assignment), sandbox.max_scores(assignment)
+    return GradedClass(sandbox, scores, max_scores, ungraded)
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +99,23 @@ def graded(tmp_path_factory):
     def get(assignment: str) -> GradedClass:
         if assignment not in cache:
             cache[assignment] = grade_class(tmp_path_factory.mktemp(assignment), assignment)
+        return cache[assignment]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def graded_by_the_other_runner(graded):
+    """The same class, as submitted (same files and times), graded with the other runner."""
+    cache: dict[str, CourseHarness] = {}
+
+    def get(assignment: str) -> CourseHarness:
+        if assignment not in cache:
+            sandbox = CourseHarness(graded(assignment).ungraded)
+            with (sandbox.root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+                config.write(same_results.OTHER_RUNNER_CONFIG)
+            sandbox.grade(assignment, "--quiet")
+            cache[assignment] = sandbox
         return cache[assignment]
 
     return get
@@ -126,6 +150,14 @@ def test_untouched_release_scores_zero_on_every_cell(graded, item):
     result = graded(item)
     assert result.scores[BLANK], "the blank submission was not graded"
     assert {cell: s for cell, s in result.scores[BLANK].items() if s != 0} == {}
+
+
+@per_assignment([(a, a, a) for a in ASSIGNMENTS], ids=None)
+def test_the_cell_runner_changes_no_output_and_no_grade(graded, graded_by_the_other_runner, item):
+    """The lean cell runner and ipykernel write, field by field, the same outputs and grades."""
+    default, other = graded(item).sandbox, graded_by_the_other_runner(item)
+    compared = same_results.assert_same_results(default, other)
+    assert compared == len(graded(item).scores)
 
 
 @per_assignment(entry_params("variant"), ids=None)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from coursekit import submissions
 from coursekit.course import Course
 from coursekit.demo import simulated_class
+from tests import same_results
+from tests.course_harness import CourseHarness
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 pytestmark = pytest.mark.xdist_group(GROUP)
@@ -113,3 +116,14 @@ def test_the_demo_shows_progress_and_prints_the_ta_report(demo_run: DemoRun):
         assert f"■ {assignment}" in output
     assert "짐작되는 실수" in output
     print(f"demo cycle: {demo_run.seconds:.0f} s")
+
+
+def test_the_demo_class_graded_by_the_other_cell_runner_shows_the_same(demo_run, tmp_path):
+    """The demo's class graded again with the other cell runner: the same grades and outputs."""
+    other = CourseHarness(tmp_path / "demo")
+    shutil.copytree(demo_run.root, other.root, symlinks=True, ignore=shutil.ignore_patterns("demo"))
+    with (other.root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write(same_results.OTHER_RUNNER_CONFIG)
+    other.grade("--regrade", "--quiet")
+    compared = same_results.assert_same_results(CourseHarness(demo_run.root), other)
+    assert compared == sum(len(simulated_class(a)) for a in ASSIGNMENTS)
