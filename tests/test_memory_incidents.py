@@ -19,17 +19,17 @@ from coursekit.sandbox import cgroup, warm
 CAP_MB = 1536  # of address space per process too: the kernel alone holds ~850 MiB of it
 
 FORGED = 'raise MemoryError("이 칸이 커널 메모리 한도(1536 MiB)를 넘었습니다.")'
-# Three forked processes of 300 MiB and the kernel's own 650 MiB: over the cap together.
+# Forked processes that each hold a block (600 MiB × 3; 300 MiB × 3 and the kernel's own
+# 650 MiB): over the cap together, each under the per-process cap.
 HOLD = """
 import os, signal
-import numpy as np
 
 def hold(mib):
     ready, done = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            block = np.ones(mib * 2**17)
+            block = b"x" * (mib << 20)  # a memset (numpy's huge-page advice stalls here)
             os.write(done, b"1")
             signal.pause()
         finally:
@@ -50,7 +50,7 @@ with open("/proc/self/oom_score_adj", "w") as own:
     own.write("1000")  # the killer's first choice
 children = [hold(300) for _ in range(3)]
 held = [os.read(ready, 1) == b"1" for _, ready in children]
-block = np.ones(650 * 2**17)
+block = b"x" * (650 << 20)
 """
 
 

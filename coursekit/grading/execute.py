@@ -221,13 +221,15 @@ class SandboxedExecute(LeanCells, Execute):
             return cell, resources
         if is_test:
             self._judge(cell, hidden=visible != source)
+            self._record_memory_limit(cell)  # the hidden checks' calls ran in the sandbox too
         elif cells.is_trusted_setup(cell, self._setup_sources):
             self._trusted.run_setup(source)
         return cell, resources
 
     def _run_in_kernel(self, cell, resources, index):
         self._cell_output, self._flooded = 0, False
-        self._memory_before = self._memory_events()
+        if self._memory_before is None:  # the first look; each later one counts from the last
+            self._memory_before = self._memory_events()
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:

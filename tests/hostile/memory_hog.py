@@ -1,15 +1,25 @@
-"""A correct merge_heads whose cell then grabs more memory than the whole sandbox may hold.
+"""A correct merge_heads, then cells of the learner's own that grab more memory than the whole
+sandbox may hold.
 
-Four forked processes each touch a block of 500 MiB, under the per-process
-cap (1536 MiB of address space in the tests, the kernel's own ~850 MiB
-included) but together over the sandbox's memory cgroup (the same 1536 MiB
-over all its processes), each holding its block until every one has it or
-was killed. The cgroup's out-of-memory killer ends some of them, the kernel
+Each of four forked processes writes a block of 500 MiB, under the
+per-process cap (1536 MiB of address space in the tests, the kernel's own
+~850 MiB included) but together over the sandbox's memory cgroup (the same
+1536 MiB over all its processes). The answer cell starts the first one and
+the learner's added cells one more each (one block per cell: 1.5 GiB of
+fresh pages in one cell outlasted its 5 s on a loaded machine), every child
+holding its block until the last added cell ends them all, before any test
+cell runs. The blocks are bytes, not numpy arrays: numpy advises huge pages
+for large arrays, and with this machine's THP defrag=madvise each 500 MiB
+then took 2.7-4.4 s under load (direct compaction) against 0.5-0.8 s.
+
+The cgroup's out-of-memory killer ends some of the children, the kernel
 lives on, and the grader records MemoryLimitExceeded from the cgroup's own
-counts. numpy pages each block in at once: the cap is met in about a second.
-Without a memory cgroup (not root, no controller) nothing bounds the four
-together, and no memory incident is inferred: that expectation is skipped.
+counts, in the added cells (graded cells lose nothing). Without a memory
+cgroup (not root, no controller) nothing bounds the four together, and no
+memory incident is inferred: that expectation is skipped.
 """
+
+import nbformat
 
 FUNCTION = "merge_heads"
 SOURCE = """
@@ -26,24 +36,38 @@ def hold_a_block():
     pid = os.fork()
     if pid == 0:
         try:
-            block = np.ones(500 * 2**17)  # 500 MiB, touched
+            block = b"x" * (500 << 20)  # 500 MiB, every page written (a memset)
             os.write(done, b"1")
-            signal.pause()  # held until the parent ends this child
+            signal.pause()  # held until the last cell ends this child
         finally:
             os._exit(0)
     os.close(done)
-    return pid, ready
+    held.append(os.read(ready, 1) == b"1")  # b"" once the cap's killer ended it
+    children.append((pid, ready))
 
 
-children = [hold_a_block() for _ in range(4)]
-held = [os.read(ready, 1) == b"1" for _, ready in children]  # b"" once a child was killed
+children, held = [], []
+hold_a_block()
+"""
+MORE_BLOCKS = "hold_a_block()"
+END_ALL = """
 for pid, ready in children:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     os.close(ready)
-print(f"held {sum(held)} of 4 blocks of 500 MiB")
+print(f"held {sum(held)} of 4 blocks of 500 MiB as they were made")
 """
 ZERO = frozenset()
 INCIDENT = "MemoryLimitExceeded"
 INCIDENT_NEEDS_MEMORY_CGROUP = True
 RAN = r"held [0-4] of 4 blocks of 500 MiB"
+
+
+def tamper(nb, folder):
+    answer = next(
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "merge_heads_answer"
+    )
+    added = [MORE_BLOCKS] * 3 + [END_ALL]
+    nb.cells[answer + 1 : answer + 1] = [nbformat.v4.new_code_cell(s) for s in added]
