@@ -35,7 +35,7 @@ PHASES = (
     ("CheckCellMetadata", "  CheckCellMetadata (both passes)"),
     ("autograde_pass", "pass 2 (autograde): read + write notebook"),
     ("setup_sources", "  execute: setup cells from the gradebook"),
-    ("kernel_start", "  kernel start (sandbox + python + ipykernel)"),
+    ("kernel_start", "  kernel start (sandbox + python + cell runner)"),
     ("first_cell", "  first code cell (imports)"),
     ("learner_cells", "  other non-test cells in the kernel"),
     ("test_cells", "  test cells in the kernel (visible part)"),
@@ -273,7 +273,7 @@ def summarize(path: Path) -> str:
     whole = statistics.mean(r["kernel_cpu_total"] for r in records)
     placed = sum(mean("kernel", key) for key, _ in PHASES if key != "kernel_start") + ready
     lines.append(
-        f"  kernel's own CPU: {ready * 1000:.0f} ms until ready (python, ipykernel), "
+        f"  kernel's own CPU: {ready * 1000:.0f} ms until ready (python, cell runner), "
         f"{whole * 1000:.0f} ms in all ({(whole - placed) * 1000:.0f} ms outside the phases)"
     )
     lines.append(

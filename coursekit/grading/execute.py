@@ -2,7 +2,10 @@
 
 Every code cell runs in the learner's kernel, which lives in a bubblewrap
 sandbox (`coursekit.sandbox`): that run is what formgrader, feedback and the
-TA see. Test cells are also judged by the grader itself (`trusted`): after
+TA see. By default that kernel is the lean cell runner (`cell_runner`:
+IPython's InteractiveShell on one socket, `coursekit.sandbox.cell_runner`,
+driven by `lean_cells`); `cell_runner = "ipykernel"` runs a ZeroMQ ipykernel.
+Test cells are also judged by the grader itself (`trusted`): after
 the kernel has run what the learner was given of a test cell (its hidden
 region stripped, so hidden tests never enter the sandbox), the grader runs
 the whole cell in its own namespace and calls the learner's functions across
@@ -106,7 +109,7 @@ class SandboxedExecute(LeanCells, Execute):
     ).tag(config=True)
     cell_runner = Enum(
         ["lean", "ipykernel"],
-        "ipykernel",
+        "lean",
         help="what runs the cells in the sandbox: 'lean' (IPython's InteractiveShell over one "
         "socket, coursekit.sandbox.cell_runner) or 'ipykernel' (a Jupyter kernel over ZeroMQ)",
     ).tag(config=True)

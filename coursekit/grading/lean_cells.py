@@ -159,6 +159,10 @@ class LeanCells:
     def _lean_output(self, msg: dict, cell, cell_index: int) -> None:
         """One message into the cell as nbclient would, consecutive streams of a name joined."""
         content, outs = msg["content"], cell.outputs
+        if msg["msg_type"] == "error":  # nbclient counts no error: here they count too
+            size = len(content["evalue"]) + sum(len(line) for line in content["traceback"])
+            if not self._count_output(size):
+                return
         if (
             msg["msg_type"] == "stream"
             and outs

@@ -252,7 +252,14 @@ def make_shell(channel, streams):
 
     config = Config()
     config.HistoryManager.hist_file = ":memory:"  # as nbgrader's kernels: no history file
-    shell = LeanShell.instance(config=config)
+    # Tracebacks as Python prints them (each frame's file, line and source line), not
+    # IPython's default with context lines: ~0.3 ms each instead of ~12-25 ms (stack_data).
+    config.InteractiveShell.xmode = "Plain"
+    try:  # ipykernel's code names (/tmp/ipykernel_<pid>/<hash>.py in warnings and frames)
+        from ipykernel.compiler import XCachingCompiler as Compiler
+    except ImportError:
+        from IPython.core.compilerop import CachingCompiler as Compiler
+    shell = LeanShell.instance(config=config, compiler_class=Compiler)
     shell.set_hook("show_in_pager", lambda *args, **kwargs: None, 99)  # pages go nowhere
     builtins.input = no_input
     import getpass
