@@ -142,6 +142,7 @@ class ClassRun:
         finally:
             self.bar.close()
             self.bar = None
+            self.driver.close()
 
     def _finish(self, future, submission: task.Submission) -> Graded:
         from distributed import KilledWorker

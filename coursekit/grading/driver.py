@@ -52,8 +52,20 @@ class Driver:
         self.root, self.db_url, self.course_id = Path(root), db_url, course_id
         self.cpu = self.wall = 0.0  # spent writing results and bookkeeping
         self.written = 0
-        with Gradebook(db_url, course_id) as gb:
-            LEDGER.create(gb.db.get_bind(), checkfirst=True)
+        self._gradebook: Gradebook | None = None
+        LEDGER.create(self.gradebook().db.get_bind(), checkfirst=True)
+
+    def gradebook(self) -> Gradebook:
+        """The run's one gradebook: opened once, not once per result (a new `Gradebook`
+        inspects the schema and checks the course; its queries are compiled again)."""
+        if self._gradebook is None:
+            self._gradebook = Gradebook(self.db_url, self.course_id)
+        return self._gradebook
+
+    def close(self) -> None:
+        if self._gradebook is not None:
+            self._gradebook.close()
+            self._gradebook = None
 
     def graded(self) -> dict[tuple[str, str], tuple[str, str]]:
         """(assignment, learner) -> (submission digest, course digest) already written."""
@@ -62,6 +74,11 @@ class Driver:
                 select(LEDGER.c.assignment, LEDGER.c.student, LEDGER.c.digest, LEDGER.c.course)
             )
             return {(a, s): (d, c) for a, s, d, c in rows}
+
+    def _written_as(self, session, assignment: str, student: str) -> tuple[str, str] | None:
+        where = and_(LEDGER.c.assignment == assignment, LEDGER.c.student == student)
+        row = session.execute(select(LEDGER.c.digest, LEDGER.c.course).where(where)).first()
+        return tuple(row) if row else None
 
     def extensions(self) -> dict[tuple[str, str], timedelta]:
         """(assignment, learner) -> the extension of the due date the instructor granted."""
@@ -86,36 +103,49 @@ class Driver:
 
     def _apply(self, result: Result, course: str) -> bool:
         key = (result.assignment, result.student)
-        if self.graded().get(key) == (result.digest, course):
+        gb = self.gradebook()
+        if self._written_as(gb.db, *key) == (result.digest, course):
+            gb.db.rollback()  # the read's transaction, so no lock is held between results
             return False
         self._write_autograded(result)
-        with Gradebook(self.db_url, self.course_id) as gb, warnings.catch_warnings():
-            warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission (worker.py)
-            session = gb.db = CommitAtEnd(gb.db)
-            gb.update_or_create_student(result.student)
-            if result.timestamp is not None:
-                gb.update_or_create_submission(*key, timestamp=result.timestamp)
-            else:
-                gb.update_or_create_submission(*key)
-            for name, rows in result.notebooks.items():
-                notebook = gb.find_submission_notebook(name, *key)
-                notebook.late_submission_penalty = rows.late_submission_penalty
-                for grade in notebook.grades:
-                    if grade.name in rows.grades:
-                        auto_score, needs_manual = rows.grades[grade.name]
-                        grade.auto_score = auto_score
-                        # SaveAutoGrades: a cell a TA already graded by hand needs review
-                        # again (the scratch gradebook had no manual scores to see).
-                        grade.needs_manual_grade = needs_manual or (
-                            rows.submitted and grade.manual_score is not None
-                        )
-                for comment in notebook.comments:
-                    if comment.name in rows.comments:
-                        comment.auto_comment = rows.comments[comment.name]
-            self._record(session, result.assignment, result.student, result.digest, course)
-            session.commit_now()
+        plain, session = gb.db, CommitAtEnd(gb.db)
+        gb.db = session
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission
+                self._write_rows(gb, session, result, course)
+        except BaseException:
+            plain.rollback()
+            raise
+        finally:
+            gb.db = plain
         self.written += 1
         return True
+
+    def _write_rows(self, gb, session, result: Result, course: str) -> None:
+        key = (result.assignment, result.student)
+        gb.update_or_create_student(result.student)
+        if result.timestamp is not None:
+            gb.update_or_create_submission(*key, timestamp=result.timestamp)
+        else:
+            gb.update_or_create_submission(*key)
+        for name, rows in result.notebooks.items():
+            notebook = gb.find_submission_notebook(name, *key)
+            notebook.late_submission_penalty = rows.late_submission_penalty
+            for grade in notebook.grades:
+                if grade.name in rows.grades:
+                    auto_score, needs_manual = rows.grades[grade.name]
+                    grade.auto_score = auto_score
+                    # SaveAutoGrades: a cell a TA already graded by hand needs review
+                    # again (the scratch gradebook had no manual scores to see).
+                    grade.needs_manual_grade = needs_manual or (
+                        rows.submitted and grade.manual_score is not None
+                    )
+            for comment in notebook.comments:
+                if comment.name in rows.comments:
+                    comment.auto_comment = rows.comments[comment.name]
+        self._record(session, result.assignment, result.student, result.digest, course)
+        session.commit_now()
 
     def _record(self, session, assignment, student, digest, course) -> None:
         where = and_(LEDGER.c.assignment == assignment, LEDGER.c.student == student)
