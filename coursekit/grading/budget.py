@@ -9,6 +9,11 @@ worker's CPU seconds (`time.process_time`, all of its threads); the kernel's
 own CPU seconds are read from /proc when its kernel is ready and just
 before it is killed. One JSON line per graded submission goes to the file;
 `summarize` turns the lines into the per-notebook table `make bench` prints.
+
+Measured on 20 learners x 2 notebooks, three pairs of runs back to back
+(README, The lean cell runner), median per notebook: with
+`cell_runner = "ipykernel"` the grader 297 + the kernel 276 = 572 CPU-ms;
+with the lean runner 226 + 97 = 323.
 """
 
 from __future__ import annotations
