@@ -102,6 +102,24 @@ def test_the_same_outputs_as_ipykernel(launch, tmp_path):
     assert [fields(c) for c in lean] == [fields(c) for c in ipykernel]
 
 
+def test_threads_printing_at_once_lose_nothing_and_figures_are_images(launch, tmp_path):
+    printing, figure = run(
+        [
+            "import threading\n"
+            "def say():\n    for _ in range(2000):\n        print('t' * 99)\n"
+            "ts = [threading.Thread(target=say) for _ in range(4)]\n"
+            "[t.start() for t in ts]\n[t.join() for t in ts]\nprint('끝')",
+            "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3]);",
+        ],
+        launch,
+        tmp_path,
+    )
+    text = "".join(o.text for o in printing.outputs)
+    # print writes a line and its end apart: threads interleave those, but nothing is lost
+    assert text.count("t") == 8000 * 99 and text.count("\n") == 8001 and text.endswith("끝\n")
+    assert [sorted(o.data) for o in figure.outputs] == [["image/png", "text/plain"]]
+
+
 def test_an_interrupted_cell_and_a_loop_ignoring_it(launch, tmp_path):
     cells = run(
         [

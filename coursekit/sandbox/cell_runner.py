@@ -35,6 +35,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 
 # What is sent in one stream frame at most; more waits for the next frame.
@@ -58,6 +59,7 @@ class Channel:
         self.in_cell = False  # a SIGINT raises KeyboardInterrupt only then
         self.pending = False  # a SIGINT that came while a frame was being sent
         self.sending = False
+        self.lock = threading.Lock()
         signal.signal(signal.SIGINT, self._on_sigint)
 
     def _on_sigint(self, signum, frame):
@@ -68,11 +70,12 @@ class Channel:
 
     def send(self, header):
         head = json.dumps({**header, "blobs": []}, default=_json_default).encode()
-        self.sending = True
-        try:
-            self.sock.sendall(struct.pack(">I", len(head)) + head)
-        finally:
-            self.sending = False
+        with self.lock:  # a learner's thread may print while the cell sends its frames
+            self.sending = True
+            try:
+                self.sock.sendall(struct.pack(">I", len(head)) + head)
+            finally:
+                self.sending = False
         if self.pending and self.in_cell:
             self.pending = False
             raise KeyboardInterrupt
@@ -124,25 +127,27 @@ class Streams:
         self.parts = {"stdout": [], "stderr": []}
         self.size = {"stdout": 0, "stderr": 0}
         self.silent = False
+        self.lock = threading.RLock()
 
     def write(self, name, text):
         if self.silent:
             return
-        self.parts[name].append(text)
-        self.size[name] += len(text)
-        if self.size[name] >= STREAM_CHUNK:
-            self._send(name)
+        with self.lock:  # a learner's threads may print at once
+            self.parts[name].append(text)
+            self.size[name] += len(text)
+            if self.size[name] >= STREAM_CHUNK:
+                self._send(name)
 
     def flush(self):
-        self._send("stdout")
-        self._send("stderr")
+        with self.lock:
+            self._send("stdout")
+            self._send("stderr")
 
     def _send(self, name):
         parts = self.parts[name]
-        if parts and not self.silent:
-            self.parts[name], self.size[name] = [], 0
-            self.channel.send({"op": "stream", "name": name, "text": "".join(parts)})
         self.parts[name], self.size[name] = [], 0
+        if parts and not self.silent:
+            self.channel.send({"op": "stream", "name": name, "text": "".join(parts)})
 
 
 class OutStream(io.TextIOBase):
