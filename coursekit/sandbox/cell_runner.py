@@ -27,10 +27,12 @@ never in the middle of a frame.
 
 import base64
 import builtins
+import codecs
 import datetime
 import io
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -128,6 +130,7 @@ class Streams:
         self.size = {"stdout": 0, "stderr": 0}
         self.silent = False
         self.lock = threading.RLock()
+        self.capture = None  # FdCapture, once it runs
 
     def write(self, name, text):
         if self.silent:
@@ -139,6 +142,8 @@ class Streams:
                 self._send(name)
 
     def flush(self):
+        if self.capture is not None:  # what descriptors 1 and 2 got so far goes first
+            self.capture.drain()
         with self.lock:
             self._send("stdout")
             self._send("stderr")
@@ -148,6 +153,45 @@ class Streams:
         self.parts[name], self.size[name] = [], 0
         if parts and not self.silent:
             self.channel.send({"op": "stream", "name": name, "text": "".join(parts)})
+
+
+class FdCapture:
+    """What is written to descriptors 1 and 2 (os.write, C code, subprocesses), into `Streams`.
+
+    As ipykernel's capture_fd_output: each is a pipe, read by a thread as it
+    fills and drained at the cell's end, before its last stream frames.
+    """
+
+    def __init__(self, streams):
+        self.streams = streams
+        self.lock = threading.Lock()
+        self.pipes = {}
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            read, write = os.pipe()
+            os.dup2(write, fd)
+            os.close(write)
+            os.set_blocking(read, False)
+            self.pipes[read] = (name, codecs.getincrementaldecoder("utf-8")("replace"))
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        while True:
+            ready, _, _ = select.select(list(self.pipes), [], [])
+            self.drain(ready)
+
+    def drain(self, fds=None):
+        with self.lock:
+            for fd in fds or list(self.pipes):
+                name, decoder = self.pipes[fd]
+                while True:
+                    try:
+                        data = os.read(fd, 1 << 16)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if not data:
+                        break
+                    if text := decoder.decode(data):
+                        self.streams.write(name, text)
 
 
 class OutStream(io.TextIOBase):
@@ -323,6 +367,7 @@ def main(connection_file, path):
     channel = Channel(path, token)
     streams = Streams(channel)
     shell = make_shell(channel, streams)
+    streams.capture = FdCapture(streams)
     channel.send({"op": "ready"})
     while True:
         try:
