@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -99,16 +98,6 @@ def write_unreadable_notebooks(root: Path, assignment: str, student: str, reason
                 incidents.add(cell, incidents.INVALID_NOTEBOOK, reason)
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / path.name)
-
-
-def graded_incidents(root: Path, assignment: str, student: str) -> list[dict[str, str]]:
-    found = []
-    for path in sorted((root / "autograded" / student / assignment).glob("*.ipynb")):
-        try:
-            found += incidents.in_notebook(nbformat.read(path, as_version=4))
-        except (OSError, json.JSONDecodeError):
-            continue
-    return found
 
 
 def totals(db_url: str, course_id: str, tasks, invalid) -> dict[str, list[float]]:

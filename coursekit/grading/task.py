@@ -14,6 +14,7 @@ sandboxed kernels that SandboxedExecute starts, never in the worker's process.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sys
@@ -275,7 +276,7 @@ def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> N
     from nbgrader.api import Gradebook
 
     from coursekit import cells
-    from coursekit.grading import gradebook
+    from coursekit.grading import incidents
 
     assignment, student = result.assignment, result.student
     submitted = folder / "submitted" / student / assignment
@@ -293,14 +294,21 @@ def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> N
     for path in sorted(out.rglob("*")) if out.is_dir() else []:
         if path.is_file() and not path.is_symlink():
             result.autograded[str(path.relative_to(out))] = path.read_bytes()
-    result.incidents = gradebook.graded_incidents(folder, assignment, student)
-    for path in sorted(out.glob("*.ipynb")) if out.is_dir() else []:
-        try:
-            records = cells.verdict_records(nbformat.read(path, as_version=4))
-        except Exception:  # an unreadable output notebook has no records to give
+    # Each autograded notebook parsed once, from the bytes just read (not read again and
+    # validated for its incidents, then for its verdicts): autograde wrote it, as version 4.
+    for relative, content in sorted(result.autograded.items()):
+        if "/" in relative or not relative.endswith(".ipynb"):
             continue
+        try:
+            nb = nbformat.from_dict(json.loads(content))
+            if nb.get("nbformat") != 4:
+                nb = nbformat.reads(content.decode("utf-8"), as_version=4)
+            found, records = incidents.in_notebook(nb), cells.verdict_records(nb)
+        except Exception:  # an unreadable output notebook has nothing to give
+            continue
+        result.incidents += found
         if records:
-            result.verdicts[path.stem] = records
+            result.verdicts[relative[: -len(".ipynb")]] = records
 
 
 def grade_on_worker(
