@@ -25,7 +25,7 @@ OTHER_RUNNER_CONFIG = f"\nc.SandboxedExecute.cell_runner = {OTHER_RUNNER!r}\n"
 
 def what_cells_show(path: Path) -> list[dict]:
     """Per code cell, what formgrader, feedback and the TA read of it: each output's type,
-    stream name and text (consecutive parts joined), error name and value, display MIME
+    stream texts (joined per stream between other outputs), error name and value, display MIME
     types and plain text, the execution counts, and the grader's records in the cell's
     metadata."""
     nb = nbformat.read(path, as_version=4)
@@ -36,12 +36,13 @@ def what_cells_show(path: Path) -> list[dict]:
         outputs = []
         for out in cell.outputs:
             if out.output_type == "stream":
-                # a kernel's stream is cut into outputs where its flush timer fell: the text
-                # of consecutive parts is what a reader sees
-                if outputs and outputs[-1][:2] == ("stream", out.name):
-                    outputs[-1] = ("stream", out.name, outputs[-1][2] + out.text)
-                else:
-                    outputs.append(("stream", out.name, out.text))
+                # A kernel's streams are cut into outputs where its flush timers fell, and
+                # ipykernel's stdout and stderr timers race: between two other outputs, each
+                # stream's text joined is what a reader can rely on.
+                if not (outputs and outputs[-1][0] == "streams"):
+                    outputs.append(("streams", {}))
+                texts = outputs[-1][1]
+                texts[out.name] = texts.get(out.name, "") + out.text
             elif out.output_type == "error":
                 outputs.append(("error", out.ename, out.evalue))
             else:
