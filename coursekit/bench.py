@@ -124,10 +124,10 @@ def plain_nbgrader(template: Course, path: Path) -> Course:
     return course
 
 
-def physical_floor(paths: list[str], jobs: int) -> tuple[float, float]:
+def physical_floor(paths: list[str], jobs: int, *options: str) -> tuple[float, float]:
     """Wall and CPU seconds of coursekit.bench_floor on these notebooks (its own count)."""
     done = subprocess.run(
-        [sys.executable, "-m", "coursekit.bench_floor", str(jobs), *paths],
+        [sys.executable, "-m", "coursekit.bench_floor", *options, str(jobs), *paths],
         env=venv_environment(),
         check=True,
         capture_output=True,
@@ -231,8 +231,9 @@ def main(argv=None) -> int:
     template = prepare(work / "class", args.learners)
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
     times: dict[str, list[float]] = {"plain": [], "stock": [], "grade": [], "floor": []}
-    times["physical"] = []
-    cpus: dict[str, list[float]] = {k: [] for k in ("plain", "stock", "grade", "pool", "physical")}
+    times["physical"], times["physical_numpy"] = [], []
+    ways = ("plain", "stock", "grade", "pool", "physical", "physical_numpy")
+    cpus: dict[str, list[float]] = {k: [] for k in ways}
     pool_times: list[float] = []
     same = True
     for run in range(1, args.runs + 1):
@@ -265,6 +266,9 @@ def main(argv=None) -> int:
         wall, cpu = physical_floor(paths, args.jobs)
         times["physical"].append(wall)
         cpus["physical"].append(cpu)
+        wall, cpu = physical_floor(paths, args.jobs, "--preload", "numpy,pandas")
+        times["physical_numpy"].append(wall)
+        cpus["physical_numpy"].append(cpu)
         print(
             "  " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()),
             flush=True,
@@ -384,6 +388,7 @@ def grade_once_lines(times, cpus, notebooks, doubled_wall, doubled_notebooks, cp
         "stock": "stock, course config",
         "grade": "make grade",
         "physical": "physical floor",
+        "physical_numpy": "  checks imported per notebook",
     }
     lines = ["way (median of the runs)          s/notebook  CPU-ms/notebook"]
     for key, name in names.items():

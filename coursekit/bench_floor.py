@@ -1,6 +1,6 @@
 """`make bench`'s physical floor: the least work grading a notebook can be.
 
-    python -m coursekit.bench_floor JOBS NOTEBOOK...
+    python -m coursekit.bench_floor [--preload MODULE,...] JOBS NOTEBOOK...
 
 A parent imports once what the notebooks import (numpy, pandas, matplotlib,
 the hidden checks), then for each notebook forks a child that runs the
@@ -9,7 +9,8 @@ in-process, stdout captured, and exits; the drawing cells are skipped, as
 grading skips them (`cells.SKIP_TAG`). JOBS such children run at a time. No sandbox, no
 kernel protocol, no nbgrader, no gradebook: what is left is the learner's and
 the checks' own computing, which no grader can avoid. Issue 21 measures
-`make grade` against it in CPU per notebook.
+`make grade` against it in CPU per notebook. `--preload numpy,pandas` is the
+floor as issue 21 first measured it: the checks imported in every child.
 
 Prints one JSON line: notebooks, wall seconds, CPU seconds of the children.
 """
@@ -34,10 +35,10 @@ PRELOAD = (
 )
 
 
-def preload() -> None:
+def preload(names=PRELOAD) -> None:
     import importlib
 
-    for name in PRELOAD:
+    for name in names:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
 
@@ -77,9 +78,13 @@ def run_notebook(path: str) -> None:
 
 
 def main(argv=None) -> int:
-    jobs_arg, *paths = argv if argv is not None else sys.argv[1:]
+    args = list(argv if argv is not None else sys.argv[1:])
+    names = PRELOAD
+    if args[:1] == ["--preload"]:
+        names, args = tuple(args[1].split(",")), args[2:]
+    jobs_arg, *paths = args
     jobs = int(jobs_arg)
-    preload()
+    preload(names)
     before, started = os.times(), time.perf_counter()
     running: set[int] = set()
     for path in paths:
