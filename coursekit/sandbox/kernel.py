@@ -184,6 +184,11 @@ class SandboxMixin:
                 f"the kernel's sandbox did not start: {self.startup_log()}. {policy.FIX}"
             ) from None
 
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        # jupyter_client looks whether a killed kernel has ended every 100 ms; a sandbox
+        # ends within milliseconds, so each notebook waited up to 100 ms for the next look.
+        await super()._async_wait(pollinterval=min(pollinterval, 0.005))
+
     def memory_events(self) -> cgroup.MemoryEvents | None:
         """What the sandbox's memory cgroup did so far; None where it has none (no cgroup)."""
         return self._memory.events() if self._memory is not None else None
