@@ -273,23 +273,21 @@ def grant_extension(db_url: str, course_id: str, submission: Submission) -> None
 def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> None:
     """The scratch gradebook's rows for this learner and the autograded files, as plain data."""
     import nbformat
-    from nbgrader.api import Gradebook
 
     from coursekit import cells
     from coursekit.grading import incidents
 
     assignment, student = result.assignment, result.student
     submitted = folder / "submitted" / student / assignment
-    with Gradebook(db_url, course_id) as gb:
-        submission = gb.find_submission(assignment, student)
-        result.timestamp = submission.timestamp
-        for notebook in submission.notebooks:
-            result.notebooks[notebook.name] = NotebookRows(
-                submitted=(submitted / f"{notebook.name}.ipynb").exists(),
-                late_submission_penalty=notebook.late_submission_penalty,
-                grades={g.name: (g.auto_score, g.needs_manual_grade) for g in notebook.grades},
-                comments={c.name: c.auto_comment for c in notebook.comments},
-            )
+    timestamp, notebooks = scratch_rows(db_url, assignment, student)
+    result.timestamp = timestamp
+    for name, (penalty, grades, comments) in notebooks.items():
+        result.notebooks[name] = NotebookRows(
+            submitted=(submitted / f"{name}.ipynb").exists(),
+            late_submission_penalty=penalty,
+            grades=grades,
+            comments=comments,
+        )
     out = folder / "autograded" / student / assignment
     for path in sorted(out.rglob("*")) if out.is_dir() else []:
         if path.is_file() and not path.is_symlink():
@@ -309,6 +307,61 @@ def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> N
         result.incidents += found
         if records:
             result.verdicts[relative[: -len(".ipynb")]] = records
+
+
+def scratch_rows(db_url: str, assignment: str, student: str):
+    """(timestamp, notebook -> (late penalty, cell -> (auto_score, needs_manual_grade),
+    cell -> auto_comment)) of the learner's submission in the scratch gradebook.
+
+    Four SELECTs on nbgrader's tables, not a `Gradebook` (which inspects the
+    schema and checks the course each time) and its lazy loads: the values
+    its find_submission(...).notebooks, .grades and .comments give.
+    """
+    import nbgrader.api
+    from nbgrader.api import (
+        Assignment,
+        BaseCell,
+        Comment,
+        Grade,
+        Notebook,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
+    from sqlalchemy import select
+
+    engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
+    try:
+        with engine.connect() as db:
+            submission_id, timestamp = db.execute(
+                select(SubmittedAssignment.id, SubmittedAssignment.timestamp)
+                .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+                .where(Assignment.name == assignment, SubmittedAssignment.student_id == student)
+            ).one()
+            names, notebooks = {}, {}
+            for notebook_id, name, penalty in db.execute(
+                select(
+                    SubmittedNotebook.id, Notebook.name, SubmittedNotebook.late_submission_penalty
+                )
+                .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+                .where(SubmittedNotebook.assignment_id == submission_id)
+            ):
+                names[notebook_id] = name
+                notebooks[name] = (penalty, {}, {})
+            for notebook_id, cell, auto_score, needs_manual in db.execute(
+                select(Grade.notebook_id, BaseCell.name, Grade.auto_score, Grade.needs_manual_grade)
+                .join(BaseCell, BaseCell.id == Grade.cell_id)
+                .where(Grade.notebook_id.in_(list(names)))
+            ):
+                notebooks[names[notebook_id]][1][cell] = (auto_score, needs_manual)
+            for notebook_id, cell, auto_comment in db.execute(
+                select(Comment.notebook_id, BaseCell.name, Comment.auto_comment)
+                .join(BaseCell, BaseCell.id == Comment.cell_id)
+                .where(Comment.notebook_id.in_(list(names)))
+            ):
+                notebooks[names[notebook_id]][2][cell] = auto_comment
+    finally:
+        engine.dispose()  # the next task writes a new scratch gradebook over the file
+    return timestamp, notebooks
 
 
 def grade_on_worker(
