@@ -227,7 +227,7 @@ class CoursePlugin(WorkerPlugin):
         if budget_file and Path(budget_file).exists():
             result.budget = Path(budget_file).read_text(encoding="utf-8").splitlines()
         if outcome.ok:
-            read_outcome(result, db_url, self.bundle.course_id, self.folder)
+            read_outcome(result, db_url, self.folder)
         return result
 
 
@@ -270,7 +270,7 @@ def grant_extension(db_url: str, course_id: str, submission: Submission) -> None
         )
 
 
-def read_outcome(result: Result, db_url: str, course_id: str, folder: Path) -> None:
+def read_outcome(result: Result, db_url: str, folder: Path) -> None:
     """The scratch gradebook's rows for this learner and the autograded files, as plain data."""
     import nbformat
 
