@@ -123,13 +123,42 @@ def allclose(got: Any, expected: Any) -> bool:
         return False
 
 
-@dataclass(frozen=True)
 class Mismatch:
-    """Why a returned value differs from the expected one (Korean, for the message)."""
+    """Why a returned value differs from the expected one (Korean, for the message).
 
-    problem: str
-    expected: str
-    got: str
+    `expected` and `got` may be given as functions that format them: they run
+    when first read. Most mismatches are only counted (a check's later failing
+    cases, misconceptions that do not fit), and formatting arrays is the slow part.
+    """
+
+    __slots__ = ("_expected", "_got", "problem")
+
+    def __init__(
+        self, problem: str, expected: str | Callable[[], str], got: str | Callable[[], str]
+    ):
+        self.problem, self._expected, self._got = problem, expected, got
+
+    @property
+    def expected(self) -> str:
+        if callable(self._expected):
+            self._expected = self._expected()
+        return self._expected
+
+    @property
+    def got(self) -> str:
+        if callable(self._got):
+            self._got = self._got()
+        return self._got
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mismatch):
+            return NotImplemented
+        return (self.problem, self.expected, self.got) == (other.problem, other.expected, other.got)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"Mismatch(problem={self.problem!r}, expected={self.expected!r}, got={self.got!r})"
 
 
 def format_value(value: Any, at: tuple[int, ...] | None = None) -> str:
@@ -189,9 +218,12 @@ def _compare_array(got: Any, expected: np.ndarray, what: str) -> Mismatch | None
     if found is None:
         return None
     problem, at = found
-    # Formatting is the slow part, so only a failing comparison pays for it.
-    shown = format_value(np.asarray(got), at) if isinstance(got, np.ndarray) else repr(got)[:200]
-    return Mismatch(problem, format_value(expected, at), shown)
+    # Formatting is the slow part: only a mismatch that is shown pays for it.
+    if isinstance(got, np.ndarray):
+        shown = lambda: format_value(np.asarray(got), at)  # noqa: E731
+    else:
+        shown = repr(got)[:200]
+    return Mismatch(problem, lambda: format_value(expected, at), shown)
 
 
 def _array_problem(
