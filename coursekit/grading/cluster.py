@@ -95,44 +95,49 @@ def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool)
         with client:
             yield client
         return
-    use_forkserver()
     # The workers' scratch courses (with solutions/ and grader_tests/) live in a folder
     # only this user can enter, made here: not a shared /tmp/dask-scratch-space that
     # another account on the machine could have made first.
     private = tempfile.mkdtemp(prefix="coursekit-grading-")
-    cluster = LocalCluster(
-        n_workers=workers,
-        local_directory=private,
-        threads_per_worker=1,  # a worker grades one notebook at a time (autograde chdirs)
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=0,
-        dashboard_address="127.0.0.1:8787" if dashboard else None,
-        # Without the dashboard the scheduler still serves /health on HTTP: loopback, any port.
-        scheduler_kwargs=None if dashboard else {"dashboard_address": "127.0.0.1:0"},
-        worker_dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
     try:
-        with cluster, Client(cluster) as client:
-            yield client
+        with use_forkserver():
+            cluster = LocalCluster(
+                n_workers=workers,
+                local_directory=private,
+                threads_per_worker=1,  # a worker grades one notebook at a time (autograde chdirs)
+                processes=True,
+                host="127.0.0.1",
+                scheduler_port=0,
+                dashboard_address="127.0.0.1:8787" if dashboard else None,
+                # Without the dashboard the scheduler still serves /health on HTTP: loopback,
+                # any port.
+                scheduler_kwargs=None if dashboard else {"dashboard_address": "127.0.0.1:0"},
+                worker_dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            try:
+                with cluster, Client(cluster) as client:
+                    yield client
+            finally:
+                stop_forkserver()
     finally:
         shutil.rmtree(private, ignore_errors=True)
-        stop_forkserver()
 
 
-def use_forkserver() -> None:
+def use_forkserver():
     """LocalCluster's workers forked from a forkserver that imported the grader once,
     and Dask's own monitoring at a pace for tasks of seconds.
 
     Dask's default is a fresh interpreter per worker (spawn); a forkserver is a
     fresh, single-threaded interpreter too (unlike forking this process, which
     runs the client's threads), and it preloads `coursekit.grading.worker_start`.
+    Returns the settings as a context (they hold until it exits: a process that
+    starts other clusters afterwards gets Dask's defaults again).
     """
     import dask
     from distributed.utils import get_mp_context
 
-    dask.config.set(
+    settings = dask.config.set(
         {
             "distributed.worker.multiprocessing-method": "forkserver",
             # A task is a whole notebook: no stack sampling every 10 ms, no disk
@@ -147,6 +152,7 @@ def use_forkserver() -> None:
         }
     )
     get_mp_context().set_forkserver_preload(["coursekit.grading.worker_start"])
+    return settings
 
 
 def stop_forkserver() -> None:
