@@ -235,6 +235,12 @@ def main(argv=None) -> int:
     ways = ("plain", "stock", "grade", "pool", "physical", "physical_numpy")
     cpus: dict[str, list[float]] = {k: [] for k in ways}
     pool_times: list[float] = []
+    # A fixed start (workers, their warm-kernel parents) hides in a small class: the cost
+    # per notebook is the slope between this class and one twice its size, measured in
+    # every run right after the class itself (this machine's speed drifts between runs).
+    doubled_template, doubled_notebooks = grown(template, work / "double", 2 * args.learners)
+    doubled_walls: list[float] = []
+    doubled_cpus: dict[str, list[float]] = {"grade": [], "pool": []}
     same = True
     for run in range(1, args.runs + 1):
         print(f"run {run}/{args.runs}: stock nbgrader autograde, sequential …", flush=True)
@@ -259,6 +265,13 @@ def main(argv=None) -> int:
         same = same and gradebook.dump(stock.db_url, stock.course_id) == gradebook.dump(
             parallel.db_url, parallel.course_id
         )
+        print(f"run {run}/{args.runs}: both on the class twice the size …", flush=True)
+        doubled = pristine(doubled_template, work / "double-grade")
+        wall, cpu = cpu_timed(lambda d=doubled: make_grade(d, args.jobs))
+        doubled_walls.append(wall)
+        doubled_cpus["grade"].append(cpu)
+        doubled = pristine(doubled_template, work / "double-pool")
+        doubled_cpus["pool"].append(cpu_timed(lambda d=doubled: pool_grade(d, args.jobs))[1])
         print(f"run {run}/{args.runs}: bare nbclient, {args.jobs} processes …", flush=True)
         paths = floor_notebooks(stock, work / "floor")
         with ProcessPoolExecutor(args.jobs) as pool:
@@ -296,13 +309,6 @@ def main(argv=None) -> int:
     stats_file = work / "stats.json"
     make_grade(pristine(template, work / "stats"), args.jobs, "--stats", str(stats_file))
     driver = json.loads(stats_file.read_text(encoding="utf-8"))["driver"]
-    # A fixed start (workers, their warm-kernel parents) hides in a small class: the cost
-    # per notebook is the slope between this class and one twice its size.
-    print("LocalCluster and the fork pool once more, on a class twice the size …", flush=True)
-    doubled, doubled_notebooks = grown(template, work / "double-grade", 2 * args.learners)
-    doubled_wall_grade, doubled_cpu_grade = cpu_timed(lambda: make_grade(doubled, args.jobs))
-    doubled, _ = grown(template, work / "double-pool", 2 * args.learners)
-    _, doubled_cpu_pool = cpu_timed(lambda: pool_grade(doubled, args.jobs))
     per_notebook = {}
     for size in sizes:
         if size == args.learners:  # the class of the ratios: its median
@@ -331,18 +337,19 @@ def main(argv=None) -> int:
         f"target ≤ 1.05); wall {grade_s:.1f} vs {pool_s:.1f} s ({grade_s / pool_s:.3f}×: "
         "compare wall clock only on a quiet machine)"
     )
-    added = max(doubled_notebooks - notebooks, 1)
-    slopes = [
-        (c - s) / added for c, s in ((doubled_cpu_grade, grade_cpu), (doubled_cpu_pool, pool_cpu))
-    ]
+    each_slope = run_slopes(cpus, doubled_cpus, doubled_notebooks - notebooks)
+    slopes = [statistics.median(each_slope[way]) for way in ("grade", "pool")]
     starts = [
         total - slope * notebooks
         for total, slope in zip((grade_cpu, pool_cpu), slopes, strict=True)
     ]
+    each = ", ".join(
+        f"{g / p:.2f}" for g, p in zip(each_slope["grade"], each_slope["pool"], strict=True)
+    )
     print(
         f"  per notebook (slope)     {slopes[0] * 1000:.0f} vs {slopes[1] * 1000:.0f} CPU-ms "
-        f"({slopes[0] / slopes[1]:.3f}×, target ≤ 1.05); start {starts[0]:.1f} vs "
-        f"{starts[1]:.1f} CPU-s (a warm-kernel parent per worker, Dask itself)"
+        f"({slopes[0] / slopes[1]:.3f}×, target ≤ 1.05; runs: {each}); start "
+        f"{starts[0]:.1f} vs {starts[1]:.1f} CPU-s (a warm-kernel parent per worker, Dask itself)"
     )
     per_hour = 3600_000 / max(driver["wall_ms_per_result"], 0.001)
     print(
@@ -369,13 +376,21 @@ def main(argv=None) -> int:
     print()
     measured_300 = per_notebook[300][0] * per_notebook[300][1] if 300 in per_notebook else None
     table = grade_once_lines(
-        times, cpus, notebooks, doubled_wall_grade, doubled_notebooks, slopes[0]
+        times, cpus, notebooks, statistics.median(doubled_walls), doubled_notebooks, slopes[0]
     )
     print(table)
     if measured_300 is not None:
         print(f"300 × 2 notebooks, measured         {measured_300:7.1f} s  (target ≤ 120)")
     print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1
+
+
+def run_slopes(cpus, doubled_cpus, added: int) -> dict[str, list[float]]:
+    """CPU-seconds per added notebook of each run, per way: its doubled class minus its class."""
+    return {
+        way: [(big - small) / max(added, 1) for small, big in zip(cpus[way], doubled, strict=True)]
+        for way, doubled in doubled_cpus.items()
+    }
 
 
 def grade_once_lines(times, cpus, notebooks, doubled_wall, doubled_notebooks, cpu_slope) -> str:
