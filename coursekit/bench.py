@@ -408,8 +408,9 @@ def main(argv=None) -> int:
 def run_slopes(small_cpus, big_cpus, added: int) -> dict[str, list[float]]:
     """CPU-seconds per added notebook of each run, per way: its bigger class minus its smaller."""
     return {
-        way: [(b - s) / max(added, 1) for s, b in zip(small_cpus[way], bigs, strict=True)]
-        for way, bigs in big_cpus.items()
+        way: [(b - s) / max(added, 1) for s, b in zip(smalls, big_cpus[way], strict=True)]
+        for way, smalls in small_cpus.items()
+        if way in big_cpus
     }
 
 
