@@ -13,7 +13,6 @@ sandboxed kernels that SandboxedExecute starts, never in the worker's process.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -177,10 +176,6 @@ class CoursePlugin(WorkerPlugin):
         self.zygote = (
             None if self.unsafe_no_sandbox else start_warm_parent(load_config(self.folder))
         )
-        # What the worker has imported lives as long as it does: no full garbage
-        # collection between notebooks scans it again (~0.2 CPU-s each, measured).
-        gc.collect()
-        gc.freeze()
 
     def teardown(self, worker):
         zygote = getattr(self, "zygote", None)
