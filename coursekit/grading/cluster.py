@@ -100,8 +100,9 @@ def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool)
     # another account on the machine could have made first.
     private = tempfile.mkdtemp(prefix="coursekit-grading-")
     try:
-        with use_forkserver():
-            cluster = LocalCluster(
+        with (
+            forkserver_workers(),
+            LocalCluster(
                 n_workers=workers,
                 local_directory=private,
                 threads_per_worker=1,  # a worker grades one notebook at a time (autograde chdirs)
@@ -114,45 +115,46 @@ def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool)
                 scheduler_kwargs=None if dashboard else {"dashboard_address": "127.0.0.1:0"},
                 worker_dashboard_address=None,
                 silence_logs=logging.ERROR,
-            )
-            try:
-                with cluster, Client(cluster) as client:
-                    yield client
-            finally:
-                stop_forkserver()
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def use_forkserver():
-    """LocalCluster's workers forked from a forkserver that imported the grader once,
-    and Dask's own monitoring at a pace for tasks of seconds.
+@contextlib.contextmanager
+def forkserver_workers():
+    """While it lasts: LocalCluster's workers forked from a forkserver that imported the
+    grader once, and Dask's own monitoring at a pace for tasks of seconds.
 
     Dask's default is a fresh interpreter per worker (spawn); a forkserver is a
     fresh, single-threaded interpreter too (unlike forking this process, which
     runs the client's threads), and it preloads `coursekit.grading.worker_start`.
-    Returns the settings as a context (they hold until it exits: a process that
-    starts other clusters afterwards gets Dask's defaults again).
+    On exit the forkserver is stopped and Dask's settings are what they were: a
+    process that starts other clusters afterwards gets Dask's defaults again.
     """
     import dask
     from distributed.utils import get_mp_context
 
-    settings = dask.config.set(
-        {
-            "distributed.worker.multiprocessing-method": "forkserver",
-            # A task is a whole notebook: no stack sampling every 10 ms, no disk
-            # counters twice a second, the event loop's health checked twice a second,
-            # not 50 times (an idle LocalCluster of 4: 72 -> 18 CPU-ms a second; it
-            # still warns past tick.limit) (the nannies pass this to their workers).
-            "distributed.worker.profile.enabled": False,
-            "distributed.admin.tick.interval": "500ms",
-            "distributed.admin.system-monitor.interval": "2s",
-            "distributed.admin.system-monitor.disk": False,
-            "distributed.worker.memory.monitor-interval": "1s",
-        }
-    )
-    get_mp_context().set_forkserver_preload(["coursekit.grading.worker_start"])
-    return settings
+    settings = {
+        "distributed.worker.multiprocessing-method": "forkserver",
+        # A task is a whole notebook: no stack sampling every 10 ms, no disk
+        # counters twice a second, the event loop's health checked twice a second,
+        # not 50 times (an idle LocalCluster of 4: 72 -> 18 CPU-ms a second; it
+        # still warns past tick.limit) (the nannies pass this to their workers).
+        "distributed.worker.profile.enabled": False,
+        "distributed.admin.tick.interval": "500ms",
+        "distributed.admin.system-monitor.interval": "2s",
+        "distributed.admin.system-monitor.disk": False,
+        "distributed.worker.memory.monitor-interval": "1s",
+    }
+    with dask.config.set(settings):
+        get_mp_context().set_forkserver_preload(["coursekit.grading.worker_start"])
+        try:
+            yield
+        finally:
+            stop_forkserver()
 
 
 def stop_forkserver() -> None:
