@@ -347,23 +347,17 @@ def main(argv=None) -> int:
         f"target ≤ 1.05); wall {grade_s:.1f} vs {pool_s:.1f} s ({grade_s / pool_s:.3f}×: "
         "compare wall clock only on a quiet machine)"
     )
-    each_slope = run_slopes(cpus, doubled_cpus, doubled_notebooks - notebooks)
-    slopes = [statistics.median(each_slope[way]) for way in ("grade", "pool")]
+    slopes, each = medians_and_ratios(run_slopes(cpus, doubled_cpus, doubled_notebooks - notebooks))
     starts = [
         total - slope * notebooks
         for total, slope in zip((grade_cpu, pool_cpu), slopes, strict=True)
     ]
-    each = ", ".join(
-        f"{g / p:.2f}" for g, p in zip(each_slope["grade"], each_slope["pool"], strict=True)
-    )
     print(
         f"  per notebook (slope)     {slopes[0] * 1000:.0f} vs {slopes[1] * 1000:.0f} CPU-ms "
         f"({slopes[0] / slopes[1]:.3f}×, target ≤ 1.05; runs: {each}); start "
         f"{starts[0]:.1f} vs {starts[1]:.1f} CPU-s (a warm-kernel parent per worker, Dask itself)"
     )
-    after = run_slopes(start_cpus, cpus, notebooks - start_notebooks)
-    past_start = [statistics.median(after[way]) for way in ("grade", "pool")]
-    each = ", ".join(f"{g / p:.2f}" for g, p in zip(after["grade"], after["pool"], strict=True))
+    past_start, each = medians_and_ratios(run_slopes(start_cpus, cpus, notebooks - start_notebooks))
     measured_starts = [statistics.median(start_cpus[way]) for way in ("grade", "pool")]
     print(
         f"  past the start           {past_start[0] * 1000:.0f} vs {past_start[1] * 1000:.0f} "
@@ -412,6 +406,13 @@ def run_slopes(small_cpus, big_cpus, added: int) -> dict[str, list[float]]:
         for way, smalls in small_cpus.items()
         if way in big_cpus
     }
+
+
+def medians_and_ratios(per_run: dict[str, list[float]]) -> tuple[list[float], str]:
+    """[median for grade, median for pool], and each run's grade ÷ pool, for printing."""
+    medians = [statistics.median(per_run[way]) for way in ("grade", "pool")]
+    ratios = zip(per_run["grade"], per_run["pool"], strict=True)
+    return medians, ", ".join(f"{g / p:.2f}" for g, p in ratios)
 
 
 def grade_once_lines(times, cpus, notebooks, doubled_wall, doubled_notebooks, cpu_slope) -> str:
