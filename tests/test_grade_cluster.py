@@ -14,7 +14,6 @@ test-only worker plugin) while the rest are graded.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
@@ -420,31 +419,9 @@ class KillOnGrading(WorkerPlugin):
         task.CoursePlugin.grade = grade
 
 
-@contextlib.contextmanager
-def dask_default_cluster(root: Path):
-    """A LocalCluster of one worker with Dask's defaults (a fresh interpreter per worker)."""
+def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path):
     from distributed import Client, LocalCluster
 
-    with (
-        LocalCluster(
-            n_workers=1,
-            threads_per_worker=1,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=50,
-        ) as dask_cluster,
-        Client(dask_cluster) as client,
-    ):
-        yield client
-
-
-def make_grade_cluster(root: Path):
-    """make grade's own LocalCluster of one worker (workers forked from a forkserver)."""
-    return cluster.client_for(root, None, 1, dashboard=False)
-
-
-@pytest.mark.parametrize("start", [dask_default_cluster, make_grade_cluster])
-def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path, start):
     from coursekit.grading import distribute
 
     course = build_class(tmp_path)
@@ -455,7 +432,16 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
     env = venv_environment()
     old_path, os.environ["PATH"] = os.environ["PATH"], env["PATH"]
     try:
-        with start(course.root) as client:
+        with (
+            LocalCluster(
+                n_workers=1,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=50,
+            ) as dask_cluster,
+            Client(dask_cluster) as client,
+        ):
             client.register_plugin(KillOnGrading("blank-release"))
             run = distribute.ClassRun(
                 client,
