@@ -375,7 +375,12 @@ def _await_sandbox(reply: socket.socket, cgroup: str | None) -> tuple[int, int]:
             reply.send(json.dumps({"go": True}).encode())
             continue
         if fds:
-            pid, pidfd = host_pid(fds[0]), fds[0]
+            try:
+                pid, pidfd = host_pid(fds[0]), fds[0]
+            except ValueError:  # PID 1 ended already (and was reaped): its reason follows
+                os.close(fds[0])
+                why = "the sandbox's first process ended before it was ready"
+                continue
         ready = ready or bool(record.get("ready"))
     else:
         return pid, pidfd
