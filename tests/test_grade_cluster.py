@@ -138,6 +138,7 @@ def test_localcluster_shows_progress_and_a_summary_per_worker(local):
     workers = [line for line in first.stdout.splitlines() if "작업자 tcp://127.0.0.1:" in line]
     assert len(workers) >= 1 and sum(int(w.split(": ")[1].split("개")[0]) for w in workers) == 5
     assert "드라이버 기록 비용" in first.stdout
+    assert "worker-saturation" not in first.stderr  # make grade's scheduler holds no task back
 
 
 def test_a_rerun_adds_nothing(local):
@@ -223,7 +224,7 @@ def start_scheduler(port: int, certs: Path, folder: Path) -> subprocess.Popen:
     return subprocess.Popen(
         command,
         cwd=folder,
-        env=venv_environment(),
+        env={**venv_environment(), **cluster.SCHEDULER_ENVIRONMENT},  # as README starts it
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -326,6 +327,7 @@ def test_a_tls_cluster_with_a_worker_killed_half_way_gives_the_stock_gradebook(s
         stock.db_url, stock.course_id
     )
     assert "작업자 tls://127.0.0.1:" in stdout
+    assert "worker-saturation" not in stderr  # started with README's environment
 
 
 def test_a_rerun_on_the_tls_cluster_adds_nothing(on_tls):
@@ -420,6 +422,8 @@ class KillOnGrading(WorkerPlugin):
 
 
 def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path):
+    """One worker, so the innocent submission waits for the killer's worker to come back."""
+    import dask
     from distributed import Client, LocalCluster
 
     from coursekit.grading import distribute
@@ -433,6 +437,7 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
     old_path, os.environ["PATH"] = os.environ["PATH"], env["PATH"]
     try:
         with (
+            dask.config.set(cluster.ONE_TASK_PER_THREAD),  # as make grade's scheduler, and README's
             LocalCluster(
                 n_workers=1,
                 threads_per_worker=1,
@@ -464,6 +469,24 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
     assert sum(v or 0 for v in scores["reference"].values()) > 0
     shown = course.autograded_notebook("blank-release", assignment)
     assert any("작업자 프로세스가 3번" in str(cell.get("outputs")) for cell in shown.cells)
+
+
+def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():
+    """Dask's default worker-saturation (1.1) gives a one-thread worker a second task."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    def warning(settings):
+        with (
+            dask.config.set(settings),
+            LocalCluster(n_workers=0, processes=False, dashboard_address=None) as local,
+            Client(local) as client,
+        ):
+            return cluster.held_task_warning(client)
+
+    assert "worker-saturation 이 1.1" in warning({})
+    assert "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0" in warning({})
+    assert warning(cluster.ONE_TASK_PER_THREAD) is None
 
 
 def test_the_dashboard_is_dasks_own_page_on_loopback_when_asked(tmp_path):

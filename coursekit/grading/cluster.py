@@ -28,6 +28,15 @@ LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 CA_FILE, CERT_FILE, KEY_FILE = "ca.pem", "node.pem", "node-key.pem"
 
 
+# The scheduler hands a worker only as many tasks as it has threads (Dask's default, 1.1,
+# gives a one-thread worker a second task to hold in its queue). When a worker dies, Dask
+# counts every task it held as suspicious: with a held task, a submission that kills its
+# workers would take an innocent one queued behind it down too (KilledWorker after 3).
+ONE_TASK_PER_THREAD = {"distributed.scheduler.worker-saturation": 1.0}
+# The same for a `dask scheduler` started by hand (README, "Past one machine").
+SCHEDULER_ENVIRONMENT = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
+
+
 class ClusterError(RuntimeError):
     """The cluster could not be reached or refused: a Korean message for the instructor."""
 
@@ -138,6 +147,7 @@ def forkserver_workers():
     from distributed.utils import get_mp_context
 
     settings = {
+        **ONE_TASK_PER_THREAD,  # LocalCluster's scheduler runs in this process
         "distributed.worker.multiprocessing-method": "forkserver",
         # A task is a whole notebook: no stack sampling every 10 ms, no disk
         # counters twice a second, the event loop's health checked twice a second,
@@ -155,6 +165,19 @@ def forkserver_workers():
             yield
         finally:
             stop_forkserver()
+
+
+def held_task_warning(client) -> str | None:
+    """A Korean warning when the scheduler hands a worker more tasks than it runs at once."""
+    saturation = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION)
+    if saturation <= ONE_TASK_PER_THREAD["distributed.scheduler.worker-saturation"]:
+        return None
+    environment = " ".join(f"{name}={value}" for name, value in SCHEDULER_ENVIRONMENT.items())
+    return (
+        f"경고: 스케줄러의 worker-saturation 이 {saturation} 입니다. 작업자를 죽이는 제출물이 "
+        "같은 작업자에 대기 중인 다른 제출물까지 실패로 만들 수 있습니다. 스케줄러를 "
+        f"{environment} 로 다시 시작하세요 (README의 'Past one machine')."
+    )
 
 
 def stop_forkserver() -> None:

@@ -18,7 +18,7 @@ from concurrent.futures import CancelledError
 from dataclasses import dataclass
 
 from coursekit.grading import bundle, task, worker
-from coursekit.grading.cluster import ClusterError
+from coursekit.grading.cluster import ClusterError, held_task_warning
 from coursekit.grading.driver import Driver, lost_incident
 
 
@@ -102,6 +102,9 @@ class ClassRun:
         plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
         try:
             self.client.register_plugin(plugin, name=name)
+            warning = held_task_warning(self.client)
+            if warning:  # not progress: shown even with --quiet
+                print(warning, file=sys.stderr, flush=True)
             futures = {}
             for submission in submissions:
                 key = f"grade-{submission.assignment}-{submission.student}-{submission.digest[:16]}"
