@@ -421,16 +421,16 @@ class KillOnGrading(WorkerPlugin):
         task.CoursePlugin.grade = grade
 
 
-def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path):
-    """One worker, so the innocent submission waits for the killer's worker to come back."""
+def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: WorkerPlugin):
+    """`students`' submissions graded by a ClassRun on a LocalCluster of one worker (one
+    thread, make grade's scheduler settings) with the test-only `plugin`: their results."""
     import dask
     from distributed import Client, LocalCluster
 
     from coursekit.grading import distribute
 
-    course = build_class(tmp_path)
     assignment = course.assignments()[0]
-    tasks = [(assignment, "reference"), (assignment, "blank-release")]
+    tasks = [(assignment, student) for student in students]
     db_url = gradebook.with_busy_timeout(course.db_url)
     gradebook.prepare(db_url, course.course_id, tasks)
     env = venv_environment()
@@ -447,7 +447,7 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
             ) as dask_cluster,
             Client(dask_cluster) as client,
         ):
-            client.register_plugin(KillOnGrading("blank-release"))
+            client.register_plugin(plugin)
             run = distribute.ClassRun(
                 client,
                 course.root,
@@ -457,9 +457,18 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
                 [f"--CourseDirectory.db_url={db_url}"],
                 quiet=True,
             )
-            results = {g.outcome.student: g for g in run.results()}
+            return {g.outcome.student: g for g in run.results()}
     finally:
         os.environ["PATH"] = old_path
+
+
+def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp_path):
+    """One worker, so the innocent submission waits for the killer's worker to come back."""
+    course = build_class(tmp_path)
+    assignment = course.assignments()[0]
+    results = graded_on_one_worker(
+        course, ["reference", "blank-release"], KillOnGrading("blank-release")
+    )
     assert results["reference"].outcome.ok and results["reference"].incidents == []
     lost = results["blank-release"]
     assert [i["ename"] for i in lost.incidents] == [WORKER_LOST]
@@ -469,6 +478,50 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
     assert sum(v or 0 for v in scores["reference"].values()) > 0
     shown = course.autograded_notebook("blank-release", assignment)
     assert any("작업자 프로세스가 3번" in str(cell.get("outputs")) for cell in shown.cells)
+
+
+class RecordEventLoops(WorkerPlugin):
+    """Test-only worker plugin: after each submission a worker grades, its event loop's id
+    and the worker process's count of open descriptors, one JSON line in `path`."""
+
+    name = "test-record-event-loops"
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def setup(self, worker):
+        import json
+
+        from jupyter_core.utils import ensure_event_loop
+
+        from coursekit.grading import task
+
+        original, path = task.CoursePlugin._grade, self.path
+
+        def _grade(plugin, *args, **kwargs):
+            result = original(plugin, *args, **kwargs)
+            seen = {"loop": id(ensure_event_loop()), "fds": len(os.listdir("/proc/self/fd"))}
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(seen) + "\n")
+            return result
+
+        task.CoursePlugin._grade = _grade
+
+
+def test_a_worker_grades_every_submission_on_one_event_loop(tmp_path_factory):
+    """Dask runs each task in a fresh copy of its contextvars, where jupyter_core keeps the
+    loop nbclient runs on: a loop per task was made and never closed (descriptors grew)."""
+    import json
+
+    course = build_class(tmp_path_factory.mktemp("class"))
+    students = sorted(folder.name for folder in (course.root / "submitted").iterdir())
+    record = tmp_path_factory.mktemp("record") / "loops.jsonl"
+    results = graded_on_one_worker(course, students, RecordEventLoops(record))
+    assert len(students) == 5 and all(r.outcome.ok for r in results.values()), results
+    seen = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(seen) == 5
+    assert len({s["loop"] for s in seen}) == 1, seen
+    assert seen[-1]["fds"] <= seen[0]["fds"], seen  # nothing left open per submission
 
 
 def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():

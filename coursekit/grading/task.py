@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import sys
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -158,7 +158,12 @@ class CoursePlugin(WorkerPlugin):
             sys.modules.setdefault("rfc3987_syntax", None)
         self.folder = Path(worker.local_directory) / self.name
         self.bundle.unpack(self.folder)
-        self.lock = threading.Lock()  # one autograde at a time per process (it chdirs)
+        # Every submission is graded on this one thread, one at a time (autograde chdirs).
+        # Dask runs each task in a fresh copy of its thread's contextvars, where
+        # jupyter_core's run_sync (nbclient, jupyter_client) keeps its event loop: graded
+        # on Dask's thread, each notebook made a new loop that was never closed (three
+        # descriptors more per task, and more objects for every later collection).
+        self.grader = ThreadPoolExecutor(1, thread_name_prefix="coursekit-grader")
         self.refused = None
         if not self.unsafe_no_sandbox:
             from coursekit.sandbox import policy
@@ -178,15 +183,23 @@ class CoursePlugin(WorkerPlugin):
         )
 
     def teardown(self, worker):
+        grader = getattr(self, "grader", None)
+        if grader is not None:
+            grader.shutdown(wait=True)
         zygote = getattr(self, "zygote", None)
         if zygote is not None:
             zygote.close()
 
     def grade(self, submission: Submission, extra_args: list[str], with_budget: bool) -> Result:
-        with self.lock:
-            return self._grade(submission, extra_args, with_budget)
+        """Grade on the plugin's own thread; Dask's task thread waits (and names the worker)."""
+        address = worker_address()
+        return self.grader.submit(
+            self._grade, submission, extra_args, with_budget, address
+        ).result()
 
-    def _grade(self, submission: Submission, extra_args: list[str], with_budget: bool) -> Result:
+    def _grade(
+        self, submission: Submission, extra_args: list[str], with_budget: bool, address: str
+    ) -> Result:
         from coursekit.grading import worker
 
         if self.refused:
@@ -221,7 +234,7 @@ class CoursePlugin(WorkerPlugin):
             outcome.ok,
             outcome.seconds,
             outcome.attempts,
-            worker_address(),
+            address,
             outcome.errors,
         )
         if budget_file and Path(budget_file).exists():
