@@ -541,6 +541,12 @@ def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():
     assert "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0" in warning({})
     assert warning(cluster.ONE_TASK_PER_THREAD) is None
 
+    class Refusing:  # a scheduler that runs no function sent to it
+        def run_on_scheduler(self, function):
+            raise RuntimeError("refused")
+
+    assert "읽지 못했습니다 (RuntimeError)" in cluster.held_task_warning(Refusing())
+
 
 def test_the_dashboard_is_dasks_own_page_on_loopback_when_asked(tmp_path):
     import urllib.error

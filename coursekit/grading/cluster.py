@@ -169,7 +169,14 @@ def forkserver_workers():
 
 def held_task_warning(client) -> str | None:
     """A Korean warning when the scheduler hands a worker more tasks than it runs at once."""
-    saturation = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION)
+    try:
+        saturation = client.run_on_scheduler(
+            lambda dask_scheduler: dask_scheduler.WORKER_SATURATION
+        )
+    except (OSError, TimeoutError):  # the scheduler gone: the caller says so
+        raise
+    except Exception as error:  # a scheduler that runs no function of ours: say it, grade on
+        return f"경고: 스케줄러의 worker-saturation 을 읽지 못했습니다 ({type(error).__name__})."
     if saturation <= ONE_TASK_PER_THREAD["distributed.scheduler.worker-saturation"]:
         return None
     environment = " ".join(f"{name}={value}" for name, value in SCHEDULER_ENVIRONMENT.items())
