@@ -481,8 +481,9 @@ def test_a_submission_that_kills_its_workers_is_recorded_and_the_rest_graded(tmp
 
 
 class RecordEventLoops(WorkerPlugin):
-    """Test-only worker plugin: after each submission a worker grades, its event loop's id
-    and the worker process's count of open descriptors, one JSON line in `path`."""
+    """Test-only worker plugin: after each submission a worker grades, its event loop's id,
+    the worker process's count of open descriptors and the results the worker holds in its
+    memory (Dask's data), one JSON line in `path`."""
 
     name = "test-record-event-loops"
 
@@ -500,7 +501,11 @@ class RecordEventLoops(WorkerPlugin):
 
         def _grade(plugin, *args, **kwargs):
             result = original(plugin, *args, **kwargs)
-            seen = {"loop": id(ensure_event_loop()), "fds": len(os.listdir("/proc/self/fd"))}
+            seen = {
+                "loop": id(ensure_event_loop()),
+                "fds": len(os.listdir("/proc/self/fd")),
+                "held": len(worker.data),
+            }
             with open(path, "a", encoding="utf-8") as out:
                 out.write(json.dumps(seen) + "\n")
             return result
@@ -522,6 +527,9 @@ def test_a_worker_grades_every_submission_on_one_event_loop(tmp_path_factory):
     assert len(seen) == 5
     assert len({s["loop"] for s in seen}) == 1, seen
     assert seen[-1]["fds"] <= seen[0]["fds"], seen  # nothing left open per submission
+    # A result written by the driver is released: the worker keeps at most the one
+    # before (its release may still be on the way), never the whole class's.
+    assert max(s["held"] for s in seen) <= 1, seen
 
 
 def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():

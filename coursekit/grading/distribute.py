@@ -134,7 +134,11 @@ class ClassRun:
         try:
             for future in as_completed(futures):
                 left.discard(future)
-                yield self._finish(future, futures[future])
+                graded = self._finish(future, futures.pop(future))
+                # Written: let Dask forget the task, so no worker keeps the Result in its
+                # memory (for every later collection to scan) until the class is done.
+                future.release()
+                yield graded
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
             raise ClusterError(
