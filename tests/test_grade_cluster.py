@@ -548,6 +548,8 @@ def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():
     assert "worker-saturation 이 1.1" in warning({})
     assert "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0" in warning({})
     assert warning(cluster.ONE_TASK_PER_THREAD) is None
+    with dask.config.set(dask.config.collect_env(cluster.SCHEDULER_ENVIRONMENT)):
+        assert dask.config.get("distributed.scheduler.worker-saturation") == 1.0
 
     class Refusing:  # a scheduler that runs no function sent to it
         def run_on_scheduler(self, function):

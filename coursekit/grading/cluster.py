@@ -33,8 +33,12 @@ CA_FILE, CERT_FILE, KEY_FILE = "ca.pem", "node.pem", "node-key.pem"
 # counts every task it held as suspicious: with a held task, a submission that kills its
 # workers would take an innocent one queued behind it down too (KilledWorker after 3).
 ONE_TASK_PER_THREAD = {"distributed.scheduler.worker-saturation": 1.0}
-# The same for a `dask scheduler` started by hand (README, "Past one machine").
-SCHEDULER_ENVIRONMENT = {"DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
+# The same for a `dask scheduler` started by hand (README, "Past one machine"), in the
+# names Dask reads from its environment (dask.config.collect_env).
+SCHEDULER_ENVIRONMENT = {
+    "DASK_" + key.replace(".", "__").replace("-", "_").upper(): str(value)
+    for key, value in ONE_TASK_PER_THREAD.items()
+}
 
 
 class ClusterError(RuntimeError):
