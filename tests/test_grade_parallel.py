@@ -19,6 +19,7 @@ import pytest
 from catalog import catalogs
 from coursekit import submissions
 from coursekit.grading import budget, gradebook, once_per_notebook
+from coursekit.release import venv_environment
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +79,30 @@ def test_graded_notebooks_have_the_same_outputs(both):
             assert parallel.autograded_errors(student, assignment) == stock.autograded_errors(
                 student, assignment
             )
+
+
+def test_the_benchmarks_fork_pool_grades_as_make_grade_did(both, tmp_path):
+    """make bench's reference (coursekit.bench_pool) writes the stock gradebook and report."""
+    stock, parallel, _ = both
+    pool = build_class(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "coursekit.bench_pool", str(pool.root), "2"],
+        cwd=pool.root,
+        env=venv_environment(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert gradebook.dump(pool.db_url, pool.course_id) == gradebook.dump(
+        stock.db_url, stock.course_id
+    )
+    # the incidents report and the summary, as make grade writes and prints them
+    report = "reports/grading_incidents.json"
+    assert json.loads((pool.root / report).read_text(encoding="utf-8")) == json.loads(
+        (parallel.root / report).read_text(encoding="utf-8")
+    )
+    assert "채점 끝: 4/4개 제출물" in done.stdout
+    assert "평균 자동 점수" in done.stdout
 
 
 def test_budget_has_every_phase_of_each_submission(both):
