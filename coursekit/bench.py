@@ -33,6 +33,13 @@ cost per result: ms of gradebook writing and bookkeeping per notebook, and so
 the notebooks an hour one driver can take), and once per class size of
 `--sizes` (seconds per notebook as the class grows; the larger classes repeat
 the first class's submissions under new learner ids).
+
+`--class N` also grades a class of N learners × both notebooks (grown from the
+first) with make grade and with the fork pool, alternately, `--class-runs`
+times each, and prints LocalCluster against the pool there: a class of 40
+notebooks cannot settle 5 % on a machine whose speed drifts between runs
+(one run's ratio swung from 0.72 to 1.40 in one bench), a whole class can.
+`--class-only` runs just that.
 """
 
 from __future__ import annotations
@@ -222,13 +229,23 @@ def main(argv=None) -> int:
         "--jobs", type=int, default=default_jobs(), help="make grade's and the floor's workers"
     )
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench")
+    parser.add_argument(
+        "--class", dest="class_size", type=int, help="learners of a whole class for the pool"
+    )
+    parser.add_argument("--class-runs", type=int, default=2, help="runs of each way there")
+    parser.add_argument("--class-only", action="store_true", help="only the whole class")
     args = parser.parse_args(argv)
+    if args.class_only and not args.class_size:
+        parser.error("--class-only needs --class N")
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     os.environ.pop("COURSE_GRADEBOOK_URL", None)  # every run uses its own SQLite gradebook
     work = args.work
 
     print(f"preparing {args.learners} learners × both notebooks in {work} …", flush=True)
     template = prepare(work / "class", args.learners)
+    if args.class_only:
+        print(whole_class(template, work, args.class_size, args.class_runs, args.jobs))
+        return 0
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
     times: dict[str, list[float]] = {"plain": [], "stock": [], "grade": [], "floor": []}
     times["physical"], times["physical_numpy"] = [], []
@@ -395,8 +412,31 @@ def main(argv=None) -> int:
     print(table)
     if measured_300 is not None:
         print(f"300 × 2 notebooks, measured         {measured_300:7.1f} s  (target ≤ 120)")
+    if args.class_size:
+        print(whole_class(template, work, args.class_size, args.class_runs, args.jobs))
     print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1
+
+
+def whole_class(template: Course, work: Path, learners: int, runs: int, jobs: int) -> str:
+    """LocalCluster against the fork pool on a class of `learners`, graded alternately."""
+    big, notebooks = grown(template, work / "whole-class", learners)
+    measured: dict[str, list[tuple[float, float]]] = {"grade": [], "pool": []}
+    for run in range(1, runs + 1):
+        for way, grade in (("grade", make_grade), ("pool", pool_grade)):
+            print(f"whole class {run}/{runs}: {way}, {notebooks} notebooks …", flush=True)
+            course = pristine(big, work / f"whole-class-{way}")
+            measured[way].append(cpu_timed(lambda c=course, g=grade: g(c, jobs)))
+    lines = [f"LocalCluster vs fork pool, a class of {learners} learners ({notebooks} notebooks):"]
+    for (g_wall, g_cpu), (p_wall, p_cpu) in zip(measured["grade"], measured["pool"], strict=True):
+        lines.append(
+            f"  {g_cpu / notebooks * 1000:5.0f} vs {p_cpu / notebooks * 1000:5.0f} CPU-ms per "
+            f"notebook ({g_cpu / p_cpu:.3f}×), {g_wall:6.1f} vs {p_wall:6.1f} s "
+            f"({g_wall / p_wall:.3f}×)"
+        )
+    ratio = statistics.median(g[1] / p[1] for g, p in zip(*measured.values(), strict=True))
+    lines.append(f"  median CPU ratio {ratio:.3f}× (target ≤ 1.05)")
+    return "\n".join(lines)
 
 
 def run_slopes(small_cpus, big_cpus, added: int) -> dict[str, list[float]]:
