@@ -25,7 +25,7 @@ import nbformat
 
 from coursekit.course import load_config
 from coursekit.grading import gradebook, incidents, worker
-from coursekit.grading.__main__ import find_submissions, summary
+from coursekit.grading.__main__ import find_submissions, score_unreadable, summary
 from coursekit.grading.execute import start_warm_parent
 from coursekit.sandbox import policy
 
@@ -51,17 +51,8 @@ def main(argv=None) -> int:
     tasks = find_submissions(root, set(), set())
     zygote = start_warm_parent(load_config(root))
     gradebook.prepare(db_url, course.course_id, tasks)
-    invalid = gradebook.invalid_submissions(root, tasks)
-    for (assignment, student), reason in invalid.items():
-        gradebook.grade_unreadable(root, db_url, course.course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
-    tasks = [t for t in tasks if t not in invalid]
+    tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
     started = time.perf_counter()
-    report: dict[str, dict[str, list[dict]]] = {}
-    for (assignment, student), reason in invalid.items():
-        report.setdefault(assignment, {})[student] = [
-            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
-        ]
     failed: list[worker.GradingOutcome] = []
     worker.preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
     if zygote is not None:

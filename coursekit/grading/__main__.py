@@ -136,6 +136,21 @@ def progress_line(done: int, total: int, outcome: worker.GradingOutcome, found: 
     return line
 
 
+def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
+    """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
+    autograde scores a missing one): the tasks left to grade, the unreadable ones with their
+    Korean reasons, and the incidents report begun with them."""
+    invalid = gradebook.invalid_submissions(root, tasks)
+    report: dict[str, dict[str, list[dict]]] = {}
+    for (assignment, student), reason in invalid.items():
+        gradebook.grade_unreadable(root, db_url, course_id, assignment, student)
+        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
+        report.setdefault(assignment, {})[student] = [
+            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
+        ]
+    return [t for t in tasks if t not in invalid], invalid, report
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     root = args.root.resolve()
@@ -154,18 +169,9 @@ def main(argv=None) -> int:
         print("채점할 제출물이 없습니다 (submitted/<학습자>/<과제>/).")
         return 0
     gradebook.prepare(db_url, course.course_id, tasks)
-    invalid = gradebook.invalid_submissions(root, tasks)
-    for (assignment, student), reason in invalid.items():
-        gradebook.grade_unreadable(root, db_url, course.course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
-    tasks = [t for t in tasks if t not in invalid]
+    tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
 
     started = time.perf_counter()
-    report: dict[str, dict[str, list[dict]]] = {}
-    for (assignment, student), reason in invalid.items():
-        report.setdefault(assignment, {})[student] = [
-            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
-        ]
     jobs = max(1, min(args.jobs, len(tasks) or 1))
     total = len(tasks) + len(invalid)
     if not args.quiet:
