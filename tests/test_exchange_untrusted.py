@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import nbformat
@@ -40,6 +41,7 @@ from coursekit.course import contract_functions
 from coursekit.demo import simulated_class
 from coursekit.instructor import Instructor
 from coursekit.safe_exchange import record
+from coursekit.safe_exchange.collect import SafeExchangeCollect
 from tests.course_sandbox import ROOT, CourseSandbox
 
 ASSIGNMENT = "ch3_multihead"
@@ -350,8 +352,12 @@ def full_marks(c: Class, role: str) -> bool:
 
 
 def incidents(c: Class, role: str) -> list[dict]:
-    report = record.read(str(c.root / "reports" / "exchange_incidents.json"))
-    return report.get(ASSIGNMENT, {}).get(c.accounts[role], [])
+    return incidents_in(c.root, c.accounts[role])
+
+
+def incidents_in(root: Path, student: str) -> list[dict]:
+    report = record.read(str(root / "reports" / "exchange_incidents.json"))
+    return report.get(ASSIGNMENT, {}).get(student, [])
 
 
 def reference_lines(c: Class) -> list[str]:
@@ -534,6 +540,7 @@ def test_the_course_config_uses_the_safe_exchange():
     from coursekit.safe_exchange.collect import SafeExchangeCollect
     from coursekit.safe_exchange.transfer import (
         SafeExchangeFetchAssignment,
+        SafeExchangeReleaseAssignment,
         SafeExchangeReleaseFeedback,
         SafeExchangeSubmit,
     )
@@ -542,6 +549,7 @@ def test_the_course_config_uses_the_safe_exchange():
     assert factory.collect is SafeExchangeCollect
     assert factory.submit is SafeExchangeSubmit
     assert factory.fetch_assignment is SafeExchangeFetchAssignment
+    assert factory.release_assignment is SafeExchangeReleaseAssignment
     assert factory.release_feedback is SafeExchangeReleaseFeedback
 
 
@@ -584,3 +592,110 @@ def test_fetch_writes_through_no_link_in_the_learners_folder(klass, tmp_path):
     ).start()
     assert not target.exists()
     assert (folder / NOTEBOOK).is_symlink()
+
+
+# -- a classmate who learned a submission folder's name ----------------------------
+
+# Run by the classmate's account: each attempt on its own, by plain os calls.
+CLASSMATE_SCRIPT = r"""
+import json, os, sys
+folder = sys.argv[1]
+
+def attempt(action):
+    try:
+        action()
+    except OSError as error:
+        return error.__class__.__name__
+    return "done"
+
+notebook = os.path.join(folder, "multihead.ipynb")
+print(json.dumps({
+    "add a file": attempt(lambda: open(os.path.join(folder, "planted.txt"), "x").close()),
+    "overwrite the notebook": attempt(lambda: open(notebook, "r+b").write(b"{}")),
+    "rename a file": attempt(
+        lambda: os.rename(os.path.join(folder, "submission_secret.txt"), folder + "/secret")
+    ),
+    "delete a file": attempt(lambda: os.unlink(os.path.join(folder, "timestamp.txt"))),
+    "rename the folder": attempt(lambda: os.rename(folder, folder + "0")),
+}))
+"""
+
+
+def as_account(user: str, home: Path, action) -> None:
+    """`action()` in a fork of this process that has become `user` (the course's
+    interpreter lives under /root, which a learner's account cannot enter)."""
+    entry = pwd.getpwnam(user)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(entry.pw_gid)
+            os.setuid(entry.pw_uid)
+            os.environ["HOME"] = str(home)
+            os.chdir(home)
+            action()
+            status = 0
+        except BaseException:
+            os.write(write, traceback.format_exc().encode())
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        error = pipe.read().decode()
+    assert os.waitpid(pid, 0)[1] == 0, error
+
+
+def test_a_classmate_who_knows_a_submissions_name_can_change_nothing_in_it(klass, tmp_path):
+    owner, classmate = klass.add_account("owner"), klass.add_account("classmate")
+    assert klass.inbound.stat().st_mode & 0o7777 == 0o3733  # stock's 2733, and sticky
+    # What stock `nbgrader submit` leaves (the folder 0777), then the course's submit.
+    stock = Path(klass.stock_submit("owner", klass.notebooks["wrong"]))
+    stock_attempts = json.loads(
+        run_as(classmate, ["/usr/bin/python3", "-c", CLASSMATE_SCRIPT, str(stock)], tmp_path).stdout
+    )
+    klass.give("owner", klass.notebooks["reference"], f"course/{ASSIGNMENT}/{NOTEBOOK}")
+    workspace = klass.home("owner") / "course"
+    as_account(
+        owner,
+        klass.home("owner"),
+        lambda: exchange.submit(klass.course, workspace, owner, ASSIGNMENT),
+    )
+    (ours,) = [p for p in klass.inbound.glob(f"{owner}+{ASSIGNMENT}+*") if p != stock]
+    assert ours.stat().st_mode & 0o022 in (0, 0o020)  # others never write; the group: staff
+    attempts = json.loads(
+        run_as(classmate, ["/usr/bin/python3", "-c", CLASSMATE_SCRIPT, str(ours)], tmp_path).stdout
+    )
+    # In stock's folder the classmate changes its files; only the sticky bit keeps it in place.
+    assert stock_attempts == {
+        "add a file": "done",
+        "overwrite the notebook": "PermissionError",
+        "rename a file": "done",
+        "delete a file": "done",
+        "rename the folder": "PermissionError",
+    }
+    assert set(attempts.values()) == {"PermissionError"}, attempts
+    assert sorted(p.name for p in ours.iterdir()) == [
+        NOTEBOOK,
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
+    # Collect (as root here, the instructor's account on the hub) takes it whole.
+    config = Config()
+    config.CourseDirectory.root = str(tmp_path / "collected")
+    config.CourseDirectory.course_id = klass.course.course_id
+    config.CourseDirectory.db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    config.CourseDirectory.assignment_id = ASSIGNMENT
+    config.CourseDirectory.student_id = owner
+    config.Exchange.root = str(klass.exchange)
+    SafeExchangeCollect(
+        coursedir=CourseDirectory(config=config),
+        authenticator=Authenticator(config=config),
+        config=config,
+    ).start()
+    collected = tmp_path / "collected" / "submitted" / owner / ASSIGNMENT
+    handed_in = (workspace / ASSIGNMENT / NOTEBOOK).read_bytes()
+    assert (collected / NOTEBOOK).read_bytes() == handed_in
+    assert not [i for i in incidents_in(tmp_path / "collected", owner) if i["path"]]

@@ -7,7 +7,9 @@ setting (as coursekit/feedback_link.py plugs in `list`):
   wrote it and at the time the exchange received it; plain files only, within
   a budget; what is left out or refused is logged in Korean and recorded in
   reports/exchange_incidents.json; one odd submission never stops the others.
-- `submit`, `fetch_assignment` (transfer.py): the same plain-file copy.
+- `submit`, `fetch_assignment` (transfer.py): the same plain-file copy; a
+  submission folder only its owner (and the instructors) may write.
+- `release_assignment`: stock's, with the sticky bit on the inbound folder.
 - `release_feedback`: every page it can, each on its own, no links followed.
 """
 
@@ -17,6 +19,7 @@ SETTINGS = {
     "collect": "coursekit.safe_exchange.collect.SafeExchangeCollect",
     "submit": "coursekit.safe_exchange.transfer.SafeExchangeSubmit",
     "fetch_assignment": "coursekit.safe_exchange.transfer.SafeExchangeFetchAssignment",
+    "release_assignment": "coursekit.safe_exchange.transfer.SafeExchangeReleaseAssignment",
     "release_feedback": "coursekit.safe_exchange.transfer.SafeExchangeReleaseFeedback",
 }
 

@@ -15,6 +15,7 @@ import stat
 
 from nbgrader.exchange.default import (
     ExchangeFetchAssignment,
+    ExchangeReleaseAssignment,
     ExchangeReleaseFeedback,
     ExchangeSubmit,
 )
@@ -23,6 +24,7 @@ from nbgrader.utils import notebook_hash
 from coursekit.safe_exchange import reasons
 from coursekit.safe_exchange.collect import PlainFileLimits
 from coursekit.safe_exchange.plain_copy import (
+    DIR_FLAGS,
     FILE_FLAGS,
     Budget,
     copy_folder,
@@ -51,6 +53,51 @@ class SafeExchangeSubmit(PlainFileLimits, ExchangeSubmit):
             dir_mode=0o2770 if self.coursedir.groupshared else 0o755,
         )
         _log_left_out(self.log, "제출", result)
+
+    def copy_files(self):
+        super().copy_files()
+        # Stock leaves the submission folder 0777 "so the instructor can delete later":
+        # a classmate who learns its name could add, delete and rename files in it.
+        writable_by_owner_and_staff(os.path.join(self.inbound_path, self.assignment_filename))
+
+
+def writable_by_owner_and_staff(folder: str) -> None:
+    """A submission folder writable by its owner and by the instructors, readable by all.
+
+    The instructors are the folder's group, which stock's setgid inbound folder
+    gives it, unless that is a group of the learner's own (one account for
+    everything, or a group every learner is in): then the owner alone.
+    """
+    fd = os.open(folder, DIR_FLAGS)
+    try:
+        group = os.fstat(fd).st_gid
+        own_group = group == os.getegid() or group in os.getgroups()
+        os.chmod(fd, 0o755 if own_group else 0o775)
+    finally:
+        os.close(fd)
+
+
+class SafeExchangeReleaseAssignment(ExchangeReleaseAssignment):
+    """nbgrader's ExchangeReleaseAssignment; the inbound folder gets the sticky bit.
+
+    Stock makes inbound 2733: every learner may add a submission and none may
+    list the others, but anyone who knows a folder's name may rename it. With
+    the sticky bit only the folder's owner and inbound's (the instructor) may.
+    """
+
+    def init_dest(self):
+        super().init_dest()
+        st = os.stat(self.inbound_path)
+        if st.st_mode & stat.S_ISVTX:
+            return
+        if st.st_uid != os.geteuid():
+            self.log.warning(
+                "%s 의 주인이 아니라서 sticky 비트를 붙이지 못했습니다: 학습자가 다른 학습자의 "
+                "제출 폴더 이름을 바꿀 수 있습니다 (주인이 chmod +t 하면 됩니다)",
+                self.inbound_path,
+            )
+            return
+        os.chmod(self.inbound_path, stat.S_IMODE(st.st_mode) | stat.S_ISVTX)
 
 
 class SafeExchangeFetchAssignment(ExchangeFetchAssignment):

@@ -47,7 +47,7 @@ import threading
 import time
 from pathlib import Path
 
-from coursekit.sandbox import policy, seccomp
+from coursekit.sandbox import leftover_folders, policy, seccomp
 
 SOURCE = Path(__file__).with_name("zygote_main.py").read_text(encoding="utf-8")
 # Linux passes at most this many descriptors in one message; zygote_main reads as many
@@ -492,7 +492,7 @@ def bridge_link(socket_path: str, uid: int):
     hard link to the same socket in a folder of `uid`'s (0700) in BRIDGE_LINKS
     is what the fork, root of a user namespace that maps `uid`, may reach.
     """
-    folder = tempfile.mkdtemp(prefix="bridge-", dir=_bridge_links())
+    folder = leftover_folders.make(str(_bridge_links()))  # a killed launch's are swept
     try:
         os.chown(folder, uid, uid)
         link = os.path.join(folder, "bridge.sock")
