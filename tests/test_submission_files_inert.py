@@ -273,9 +273,7 @@ def test_each_rename_is_recorded_with_its_korean_reason(course, learner, renamed
 def note_incidents(sandbox, learner: str) -> list[str]:
     nb = sandbox.autograded_notebook(learner, ASSIGNMENT)
     return [
-        i["reason"]
-        for i in incidents.in_notebook(nb)
-        if i["ename"] == incidents.SUBMISSION_FILES
+        i["reason"] for i in incidents.in_notebook(nb) if i["ename"] == incidents.SUBMISSION_FILES
     ]
 
 
@@ -316,9 +314,7 @@ def test_release_feedback_releases_only_the_notebooks_pages(course):
 
 def test_a_second_autograde_leaves_the_bounded_folders_as_they_are(course):
     sandbox, _ = course
-    before = {
-        p: p.stat().st_ino for p in (sandbox.root / "submitted").rglob("*") if p.is_file()
-    }
+    before = {p: p.stat().st_ino for p in (sandbox.root / "submitted").rglob("*") if p.is_file()}
     run = sandbox.run("autograde", ASSIGNMENT, "--force", "--student", "hand")
     assert run.returncode == 0, run.stderr[-3000:]
     after = {p: p.stat().st_ino for p in (sandbox.root / "submitted").rglob("*") if p.is_file()}
