@@ -91,11 +91,11 @@ def _bound(notebooks, note: bool) -> None:
         {"submission": where, "path": i.path, "reason": reasons.renamed(i.kept)}
         for i in result.renamed
     ]
+    moved = reasons.set_aside(os.path.relpath(aside, root)) if aside else ""
     if aside:
-        moved = reasons.set_aside(os.path.relpath(aside, root))
         entries.append({"submission": where, "path": "", "reason": moved})
-    lines = summary(result, aside and os.path.relpath(aside, root))
-    for line in lines:
+    lines = summary(result)
+    for line in [*lines, *([moved] if aside else [])]:
         log.warning("%s: %s", where, line)
     parts = where.split(os.sep)
     if len(parts) >= 2:
@@ -234,8 +234,11 @@ def _set_aside(original: str, kept: set[str], aside: str) -> str | None:
     return aside
 
 
-def summary(result: CopyResult, aside: str | None) -> list[str]:
-    """The note's lines: one per reason (with the first paths it applies to), then renames."""
+def summary(result: CopyResult) -> list[str]:
+    """The note's lines: one per reason (with the first paths it applies to), then renames.
+
+    Not where the rest went: in make grade's scratch copy that place is gone after the
+    task (the class's submitted/ folder, which make grade never changes, still has it)."""
     by_reason: dict[str, list[str]] = {}
     for item in result.left_out:
         by_reason.setdefault(item.reason, []).append(item.path)
@@ -244,8 +247,6 @@ def summary(result: CopyResult, aside: str | None) -> list[str]:
         more = f" 외 {len(paths) - 3}개" if len(paths) > 3 else ""
         lines.append(f"{', '.join(paths[:3])}{more}: {reason}")
     lines += [f"{item.path}: {reasons.renamed(item.kept)}" for item in result.renamed]
-    if aside:
-        lines.append(reasons.set_aside(aside))
     if len(lines) > NOTE_LINES:
         lines = [*lines[: NOTE_LINES - 1], f"… 그 밖에 {len(lines) - NOTE_LINES + 1}가지"]
     return lines
