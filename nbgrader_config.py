@@ -31,6 +31,11 @@ from coursekit.grading.shapes import BoundedNotebookExporter
 from coursekit.inert import InertLearnerContent
 from coursekit.preprocessors import SanitizeHiddenTracebacks
 from coursekit.safe_exchange import configure as configure_safe_exchange
+from coursekit.safe_exchange.bound import bound_autograded, bound_submitted
+from coursekit.safe_exchange.zip_collect import (
+    InertExtractorPlugin,
+    InertFileNameCollectorPlugin,
+)
 from coursekit.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
@@ -142,3 +147,16 @@ configure_feedback_link(c)
 # learner's odd folder never stops collect or release_feedback for the others
 # (coursekit/safe_exchange/).
 configure_safe_exchange(c)
+
+# Files beside a notebook, however they reached submitted/ (collect, zip_collect, a
+# copy by hand): before nbgrader copies them into autograded/ (or feedback/), the
+# folder holds only what the exchange would collect, within the same budget
+# (`c.PlainFileLimits.*`, `c.CourseDirectory.max_file_size` / `max_dir_size`), and no
+# name a browser renders as a page (`notes.html` -> `notes.html.txt`); the rest is
+# moved to left_out/, with a Korean reason (coursekit/safe_exchange/bound.py, names.py).
+c.Autograde.pre_convert_hook = bound_submitted
+c.GenerateFeedback.pre_convert_hook = bound_autograded
+# `nbgrader zip_collect` (an LMS download): each file renamed so as it is extracted,
+# and collected under that name (coursekit/safe_exchange/zip_collect.py).
+c.ZipCollectApp.extractor_plugin = InertExtractorPlugin
+c.ZipCollectApp.collector_plugin = InertFileNameCollectorPlugin

@@ -29,6 +29,7 @@ CALL_TIME_LIMIT = "CallTimeLimit"
 BRIDGE_BROKEN = "BridgeBroken"
 INVALID_NOTEBOOK = "InvalidNotebook"
 NOTEBOOK_SHAPE = "NotebookShapeLimit"  # part of a notebook cut to its bounds (grading.shapes)
+SUBMISSION_FILES = "SubmissionFiles"  # files beside it left out or renamed (safe_exchange.bound)
 
 # Where the grader keeps a cell's incidents: [{"ename": ..., "reason": ...}].
 INCIDENTS_KEY = "coursekit_incidents"
@@ -46,6 +47,7 @@ ENAMES = frozenset(
         BRIDGE_BROKEN,
         INVALID_NOTEBOOK,
         NOTEBOOK_SHAPE,
+        SUBMISSION_FILES,
     }
 )
 

@@ -51,6 +51,7 @@ from traitlets import Integer
 from coursekit import cells
 from coursekit.grading import incidents
 from coursekit.grading.roles import InstructorCells, claimed_id
+from coursekit.safe_exchange import bound
 
 # Where the sanitize step leaves what it cut (notebook metadata; the learner's is dropped).
 SHAPE_KEY = "coursekit_shape"
@@ -278,13 +279,21 @@ class BoundedNotebookExporter(NotebookExporter):
             self.log.warning("Unreadable notebook graded as released: %s", error)
             nb = stand_in(resources, str(error))
             return self.from_notebook_node(nb, resources=resources, **kw)
-        if shaper.reasons:
-            self.log.warning("Notebook cut to its bounds: %s", " ".join(shaper.reasons))
-            reasons = list(dict.fromkeys(shaper.reasons))
-            nb.metadata[SHAPE_KEY] = {"cut": reasons}
+        # What the pre-convert hook did to the files beside it (this process, same folder).
+        files = bound.notes_for((resources or {}).get("metadata", {}).get("path") or ".")
+        if shaper.reasons or files:
+            shape = {}
+            if shaper.reasons:
+                self.log.warning("Notebook cut to its bounds: %s", " ".join(shaper.reasons))
+                shape["cut"] = list(dict.fromkeys(shaper.reasons))
+            if files:
+                shape["files"] = files
+            nb.metadata[SHAPE_KEY] = shape
+            source = "# 채점기 메모: 이 노트북은 채점 한도에 맞춰 일부를 줄여 읽었습니다."
+            if not shaper.reasons:
+                source = "# 채점기 메모: 노트북 옆 파일 가운데 일부를 빼거나 이름을 바꿨습니다."
             note = nbformat.v4.new_code_cell(
-                source="# 채점기 메모: 이 노트북은 채점 한도에 맞춰 일부를 줄여 읽었습니다.",
-                metadata={"tags": [cells.SKIP_TAG], NOTE_KEY: True},
+                source=source, metadata={"tags": [cells.SKIP_TAG], NOTE_KEY: True}
             )
             if nb.nbformat_minor < 5:
                 note.pop("id", None)
@@ -307,6 +316,8 @@ def record_cuts(nb) -> bool:
     notes = [c for c in nb.cells if c.metadata.get(NOTE_KEY)] or nb.cells[-1:]
     for reason in shape.get("cut", [])[:20]:
         incidents.add(notes[0], incidents.NOTEBOOK_SHAPE, str(reason))
+    for reason in shape.get("files", [])[:20]:
+        incidents.add(notes[0], incidents.SUBMISSION_FILES, str(reason))
     return False
 
 

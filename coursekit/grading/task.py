@@ -33,6 +33,7 @@ from coursekit.grading.bundle import (
 )
 from coursekit.safe_exchange import plain_copy
 from coursekit.safe_exchange.collect import PlainFileLimits
+from coursekit.safe_exchange.names import kept_path
 
 # Modules a worker must import from the bundle, not from wherever its environment has them.
 COURSE_PACKAGES = ("solutions", "grader_tests")
@@ -304,7 +305,10 @@ def read_outcome(result: Result, db_url: str, folder: Path) -> None:
     out = folder / "autograded" / student / assignment
     for path in sorted(out.rglob("*")) if out.is_dir() else []:
         if path.is_file() and not path.is_symlink():
-            result.autograded[str(path.relative_to(out))] = path.read_bytes()
+            # The pre-convert hook already renamed the learner's files (safe_exchange.bound);
+            # the class's autograded/ gets no rendering name even if it did not run.
+            kept = kept_path(str(path.relative_to(out)))
+            result.autograded.setdefault(kept, path.read_bytes())
     # Each autograded notebook parsed once, from the bytes just read (not read again and
     # validated for its incidents, then for its verdicts): autograde wrote it, as version 4.
     for relative, content in sorted(result.autograded.items()):

@@ -27,6 +27,7 @@ import tempfile
 
 from dateutil.tz import gettz
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.utils import check_mode
 from traitlets import Dict, Integer, List, Unicode
@@ -59,6 +60,14 @@ class PlainFileLimits(LoggingConfigurable):
         )
 
 
+def course_budget(config) -> Budget:
+    """The budget of a course's nbgrader config (`c.PlainFileLimits.*`, `c.CourseDirectory.*`),
+    for the steps that are no exchange: stock autograde and generate_feedback."""
+    limits = PlainFileLimits(config=config)
+    limits.coursedir = CourseDirectory(config=config)
+    return limits.budget()
+
+
 class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
     """nbgrader's ExchangeCollect; who and when come from the file system, plain files only."""
 
@@ -73,7 +82,7 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
         "under the learner name they carry.",
     ).tag(config=True)
     record_path = Unicode(
-        "reports/exchange_incidents.json",
+        record.DEFAULT_PATH,
         help="Where, under the course root, what was left out or refused is recorded.",
     ).tag(config=True)
 
@@ -240,6 +249,7 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
                 skip_top={"timestamp.txt"},  # written below, from the exchange's own time
                 file_mode=0o660 if shared else 0,
                 dir_mode=0o2770 if shared else 0o755,
+                inert_names=True,  # no learner's file keeps a name a browser renders
             )
             received = max(
                 rec["timestamp"].replace(tzinfo=datetime.UTC).timestamp(), result.newest_change
@@ -255,6 +265,10 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
                     item.reason,
                 )
                 self._note(student_id, rec["filename"], item.path, item.reason)
+            for item in result.renamed:
+                reason = reasons.renamed(item.kept)
+                self.log.warning("%s %s: %s — %s", student_id, assignment, item.path, reason)
+                self._note(student_id, rec["filename"], item.path, reason)
             if updating:
                 shutil.rmtree(dest_path)
             os.rename(os.path.join(staging, assignment), dest_path)

@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass, field
 
 from coursekit.safe_exchange import reasons
+from coursekit.safe_exchange.names import kept_name
 
 CHUNK = 1 << 20
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -49,9 +50,16 @@ class LeftOut:
 
 
 @dataclass
+class Renamed:
+    path: str  # as handed in, relative to the submission folder, printable
+    kept: str  # the name it was copied under (names.kept_name)
+
+
+@dataclass
 class CopyResult:
-    files: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # as handed in (not renamed)
     left_out: list[LeftOut] = field(default_factory=list)
+    renamed: list[Renamed] = field(default_factory=list)
     bytes_read: int = 0
     # When the exchange got it: the latest ctime of the owner's entries. Not the folder's
     # own ctime, which a classmate's write into a world-writable folder would move.
@@ -75,8 +83,11 @@ def odd_name(name: str) -> bool:
 
 
 class _Copy:
-    def __init__(self, budget, exclude, include, owner_uid, only_missing, file_mode, dir_mode):
+    def __init__(
+        self, budget, exclude, include, owner_uid, only_missing, file_mode, dir_mode, inert_names
+    ):
         self.budget = budget
+        self.inert_names = inert_names
         self.exclude = exclude or []
         self.include = include or []
         self.owner_uid = owner_uid
@@ -163,8 +174,12 @@ class _Copy:
         budget, result = self.budget, self.result
         if dest_fd is None:
             return None  # a scan: the time is all it wanted
-        if self.only_missing and _exists(name, dest_fd):
+        kept = kept_name(name) if self.inert_names else name
+        if self.only_missing and _exists(kept, dest_fd):
             return None
+        # A file the learner named so themselves keeps the name (it may come later).
+        if kept != name and (_exists(kept, dest_fd) or _exists(kept, src_fd)):
+            return self.leave(path, reasons.name_taken(kept))
         if len(result.files) >= budget.max_files:
             return self.leave(path, reasons.too_many_files(budget.max_files))
         file_limit = budget.max_file_bytes
@@ -190,7 +205,10 @@ class _Copy:
             if file_limit is not None and len(data) > file_limit:
                 return self.leave(path, reasons.too_big(len(data), file_limit))
             return self.leave(path, reasons.over_total(budget.max_total_bytes))
-        out = os.open(name, NEW_FILE_FLAGS, 0o600, dir_fd=dest_fd)
+        try:
+            out = os.open(kept, NEW_FILE_FLAGS, 0o600, dir_fd=dest_fd)
+        except FileExistsError:  # appeared while this one was read
+            return self.leave(path, reasons.CHANGED)
         try:
             view = memoryview(data)
             while view:
@@ -200,6 +218,10 @@ class _Copy:
         finally:
             os.close(out)
         result.files.append(path)
+        if kept != name:
+            result.renamed.append(
+                Renamed(shown(path), shown(os.path.join(os.path.dirname(path), kept)))
+            )
         return None
 
 
@@ -241,16 +263,19 @@ def copy_folder(
     skip_top=(),
     file_mode: int = 0,
     dir_mode: int = 0o755,
+    inert_names: bool = False,
 ) -> CopyResult:
     """Copy the regular files of `src` into the new folder `dest` (None: only scan).
 
     Links, FIFOs, devices and sockets are left out, and so is any entry not
     owned by `owner_uid` when given. `only_missing` copies into an existing
     `dest` only what it lacks (fetch's replace_missing_files). Names in
-    `skip_top` are left out of the top folder silently. The folder `src` itself
-    must be a real folder: a link there raises OSError.
+    `skip_top` are left out of the top folder silently. With `inert_names`, each
+    file is written under `names.kept_name` of its name (`result.renamed` says
+    which were). The folder `src` itself must be a real folder: a link there
+    raises OSError.
     """
-    job = _Copy(budget, exclude, include, owner_uid, only_missing, file_mode, dir_mode)
+    job = _Copy(budget, exclude, include, owner_uid, only_missing, file_mode, dir_mode, inert_names)
     src_fd = os.open(src, DIR_FLAGS)
     dest_fd = None
     try:

@@ -61,5 +61,23 @@ def unreadable(error: OSError) -> str:
     return f"읽을 수 없어 복사하지 않았습니다({error.strerror or error})."
 
 
+def renamed(kept: str) -> str:
+    return (
+        f"브라우저가 페이지로 열거나 형식을 알 수 없는 이름이라 {kept} (으)로 바꿔 두었습니다 "
+        "(내용은 그대로입니다). 노트북이 이 파일을 원래 이름으로 읽는다면 찾지 못합니다."
+    )
+
+
+def name_taken(kept: str) -> str:
+    return (
+        f"브라우저가 페이지로 열거나 형식을 알 수 없는 이름이라 {kept} (으)로 바꿔야 하는데 "
+        "그 이름의 파일이 이미 있어 복사하지 않았습니다."
+    )
+
+
+def set_aside(where: str) -> str:
+    return f"한도 밖이거나 이름을 바꾼 원래 파일은 {where} 에 옮겨 두었습니다(채점하지 않습니다)."
+
+
 def feedback_not_released(why: str) -> str:
     return f"피드백을 내보내지 못했습니다: {why}"

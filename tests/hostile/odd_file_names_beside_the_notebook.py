@@ -1,14 +1,18 @@
 """The reference answers, with files of odd names beside it: a newline, a tab, a leading
 dash, 250 characters, a hidden file, and a name that is not UTF-8 at all.
 
-Each name reaches nbgrader's copy into autograded/, the sandbox's copy of the
-folder and make grade's own bookkeeping. The honest answers keep full marks.
+Each name reaches make grade's own bookkeeping; before nbgrader's copy into
+autograded/ the names that break tools further on are left out and the names
+a browser might render are renamed (coursekit/safe_exchange/bound.py), with
+the reasons recorded. The honest answers keep full marks.
 """
 
 import os
 
+from coursekit.grading.incidents import SUBMISSION_FILES
+
 ZERO = frozenset()
-INCIDENT = None
+INCIDENT = SUBMISSION_FILES
 ODD_NAMES = ("줄\n바꿈.txt", "탭\t이름.csv", " -rf", "--help", "a" * 250 + ".py", ".hidden")
 
 
