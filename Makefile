@@ -169,4 +169,4 @@ lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." 
 	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
-	rm -rf submitted autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
+	rm -rf submitted left_out autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
