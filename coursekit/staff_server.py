@@ -49,12 +49,14 @@ _CDN_MATHJAX = re.compile(
     rb"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL
 )
 # The macro's configuration, as an object MathJax reads before it starts (no eval).
+# jupyter-server-mathjax ships the STIX-Web fonts only (as the classic notebook used).
 MATHJAX_CONFIG = (
     "window.MathJax = {TeX: {equationNumbers: {autoNumber: 'AMS', useLabelIds: true}}, "
     "tex2jax: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], "
     "displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']], "
     "processEscapes: true, processEnvironments: true}, displayAlign: 'center', "
-    "messageStyle: 'none', 'HTML-CSS': {linebreaks: {automatic: true}}};"
+    "messageStyle: 'none', 'HTML-CSS': {linebreaks: {automatic: true}, availableFonts: [], "
+    "preferredFont: null, webFont: 'STIX-Web', imageFont: null}};"
 )
 _INLINE_SCRIPT = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
 _HANDLER = re.compile(rb"""\son[a-z]+\s*=\s*"([^"]*)\"""", re.IGNORECASE)
