@@ -309,9 +309,10 @@ def open_file(page, listener, url: str, **goto) -> str | None:
     page.on("download", downloaded)
     try:
         page.goto(url, **goto)
-    except Error as error:  # a download aborts the navigation
+    except Error as error:  # a download aborts the navigation, and says so
         if "Download is starting" not in str(error) and not downloads:
             raise
+        downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
     settle(page, listener, 0.5)
     page.remove_listener("download", downloaded)
     return downloads[0] if downloads else None
