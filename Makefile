@@ -4,8 +4,10 @@ SHELL := /bin/bash
 SUPPORTED_PYTHONS := python3.13 python3.12 python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The instructor's server: pages with learner material run no script (coursekit/staff_server.py).
-STAFF_SERVER := --ServerApp.jpserver_extensions="{'coursekit.staff_server': True}"
+# Every Jupyter server of the environment loads coursekit.staff_server (pages with learner
+# material run no script): the entry pip would install for a package, as `jupyter server
+# extension enable --sys-prefix` writes it.
+SERVER_CONFIG := jupyter_server_config.d/coursekit.json
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
 STAMP := venv
 ASSIGNMENTS := $(notdir $(wildcard source/*))
@@ -63,6 +65,9 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	  : "coursekit, grader_tests and solutions from this checkout."; \
 	  $(BIN)/python -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "transformer_peft_course.pth").write_text("$(CURDIR)\n")'; \
 	  echo "$$installed" > $(VENV)/.installed; fi; \
+	: "Checked every run, so a venv installed before the entry existed gets it too."; \
+	cmp -s jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || \
+	  install -D -m 644 jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || exit 1; \
 	echo "make: $(VENV) runs $$want"
 
 
@@ -136,11 +141,10 @@ sync: venv  ## copy solutions/ bodies into the source notebooks' solution region
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
 
-# coursekit.staff_server: formgrader and /files/ run no script a learner wrote.
 # LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/lab_language.py); unset: English.
 LAB_LANG ?=
 lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course (LAB_LANG=ko_KR: in Korean)
-	$(BIN)/jupyter lab --no-browser $(STAFF_SERVER) \
+	$(BIN)/jupyter lab --no-browser \
 	  $(if $(LAB_LANG),$$($(BIN)/python -m coursekit.lab_language build/lab-settings/$(LAB_LANG) --locale $(LAB_LANG)))
 
 # A trial class on one server (coursekit/hub/, run as root): an account per learner and for

@@ -21,9 +21,17 @@ every response of the instructor's server that can carry learner material.
   own policy lets scripts run in a unique origin, which can still send a
   beacon).
 
-Enabled on the instructor's server only: `make lab` and the instructor's
-~/.jupyter config on `make hub` set
-`ServerApp.jpserver_extensions = {"coursekit.staff_server": True}`.
+MathJax: formgrader's template loads it from a CDN with an inline configuration
+that MathJax runs through eval(); on formgrader's pages that part of the template
+is replaced by the copy jupyter-server-mathjax serves and the same configuration
+as a plain object (hashed like formgrader's own scripts), so formulas render
+offline and without 'unsafe-eval'.
+
+Enabled for every Jupyter server the project's environment starts (`make venv`
+installs jupyter-config/jupyter_server_config.d/coursekit.json under the venv's
+etc/jupyter): stock `jupyter lab`, `jupyter server`, the hub's single-user
+servers. A learner's own server carries the same policies; they touch only
+formgrader (off for learners) and /files/ and /nbconvert/ opened as pages.
 """
 
 from __future__ import annotations
@@ -36,6 +44,20 @@ import re
 from tornado.web import OutputTransform
 
 NOTEBOOK_MARKER = b'id="notebook-container"'
+# nbconvert's mathjax() macro (base/mathjax.html.j2): the CDN script and its eval'd config.
+_CDN_MATHJAX = re.compile(
+    rb"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL
+)
+# The macro's configuration, as an object MathJax reads before it starts (no eval).
+# jupyter-server-mathjax ships the STIX-Web fonts only (as the classic notebook used).
+MATHJAX_CONFIG = (
+    "window.MathJax = {TeX: {equationNumbers: {autoNumber: 'AMS', useLabelIds: true}}, "
+    "tex2jax: {inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], "
+    "displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']], "
+    "processEscapes: true, processEnvironments: true}, displayAlign: 'center', "
+    "messageStyle: 'none', 'HTML-CSS': {linebreaks: {automatic: true}, availableFonts: [], "
+    "preferredFont: null, webFont: 'STIX-Web', imageFont: null}};"
+)
 _INLINE_SCRIPT = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
 _HANDLER = re.compile(rb"""\son[a-z]+\s*=\s*"([^"]*)\"""", re.IGNORECASE)
 _NAVIGATION = r"(?:next_incorrect|prev_incorrect|next|prev)"
@@ -66,9 +88,24 @@ def trusted_hashes(page: bytes) -> list[str]:
     return sorted(set(hashes))
 
 
-def formgrader_policy(host: str, base_url: str, hashes: list[str]) -> str:
-    static = f"{host}{base_url}formgrader/static/"
-    scripts = " ".join([static, *hashes, "'unsafe-hashes'" if hashes else ""]).strip()
+def local_mathjax(page: bytes, mathjax_url: str, mathjax_config: str) -> bytes:
+    """`page` with the template's CDN MathJax (before the notebook) replaced by the
+    server's own copy at `mathjax_url`; unchanged when the template has none."""
+    cut = page.find(NOTEBOOK_MARKER)
+    head, rest = (page, b"") if cut < 0 else (page[:cut], page[cut:])
+    src = f"{html.escape(mathjax_url)}?config={html.escape(mathjax_config)}"
+    script = f'<script>{MATHJAX_CONFIG}</script>\n<script src="{src}"></script>'.encode()
+    return _CDN_MATHJAX.sub(lambda _: script, head, count=1) + rest
+
+
+def formgrader_policy(
+    host: str, base_url: str, hashes: list[str], mathjax_url: str | None = None
+) -> str:
+    sources = [f"{host}{base_url}formgrader/static/"]
+    if mathjax_url:
+        # MathJax loads its own parts (config, jax, extensions) from its folder.
+        sources.append(host + mathjax_url.rsplit("/", 1)[0] + "/")
+    scripts = " ".join([*sources, *hashes, "'unsafe-hashes'" if hashes else ""]).strip()
     return (
         f"default-src 'none'; script-src {scripts}; style-src 'self' 'unsafe-inline'; "
         "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
@@ -76,8 +113,12 @@ def formgrader_policy(host: str, base_url: str, hashes: list[str]) -> str:
     )
 
 
-def transform_for(base_url: str) -> type[OutputTransform]:
-    """The OutputTransform class that sets the policies on a server at `base_url`."""
+def transform_for(base_url: str, settings: dict | None = None) -> type[OutputTransform]:
+    """The OutputTransform class that sets the policies on a server at `base_url`.
+
+    `settings` (the web app's) gives jupyter-server-mathjax's `mathjax_url` and
+    `mathjax_config`, read per request: that extension is loaded after this one."""
+    settings = {} if settings is None else settings
     base = base_url if base_url.endswith("/") else base_url + "/"
     prefix = re.escape(base)
     submission_page = re.compile(rf"^{prefix}formgrader/submissions/(?!components/)[^/]+/?$")
@@ -100,9 +141,19 @@ def transform_for(base_url: str) -> type[OutputTransform]:
                 headers["Content-Security-Policy"] = INERT
                 headers["X-Content-Type-Options"] = "nosniff"
             elif formgrader_page.match(path):
+                mathjax_url = settings.get("mathjax_url")
+                hashes = []
                 # Hashes need the whole page; a page sent in pieces gets none (no inline script).
-                hashes = trusted_hashes(chunk) if finishing else []
-                headers["Content-Security-Policy"] = formgrader_policy(self.host, base, hashes)
+                if finishing:
+                    if mathjax_url and b"<!-- Load mathjax -->" in chunk:
+                        config = settings.get("mathjax_config", "TeX-AMS-MML_HTMLorMML-full,Safe")
+                        chunk = local_mathjax(chunk, mathjax_url, config)
+                        if "Content-Length" in headers:
+                            headers["Content-Length"] = str(len(chunk))
+                    hashes = trusted_hashes(chunk)
+                headers["Content-Security-Policy"] = formgrader_policy(
+                    self.host, base, hashes, mathjax_url
+                )
                 # Never revalidated: a 304 carries no page to hash, and its policy (none
                 # of formgrader's scripts) would replace the cached page's.
                 headers["Cache-Control"] = "no-store"
@@ -126,5 +177,6 @@ def _jupyter_server_extension_points():
 def _load_jupyter_server_extension(serverapp):
     web_app = serverapp.web_app
     # First, so that it sees the page before any compression.
-    web_app.transforms.insert(0, transform_for(web_app.settings.get("base_url", "/")))
+    base_url = web_app.settings.get("base_url", "/")
+    web_app.transforms.insert(0, transform_for(base_url, web_app.settings))
     serverapp.log.info("coursekit.staff_server: staff pages run no learner script")

@@ -1,4 +1,5 @@
-"""`jupyter lab` from .venv on loopback for the browser tests, and a free loopback port."""
+"""`jupyter lab` (or `jupyter server`) from .venv on loopback for the browser tests, and a
+free loopback port. Started plain: what the environment enables is what it loads."""
 
 from __future__ import annotations
 
@@ -22,16 +23,20 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_lab(root: Path, runtime: Path, log_path: Path, *options: str) -> Iterator[tuple]:
-    """JupyterLab serving `root` until the block ends; yields (base URL, token)."""
+def running_lab(
+    root: Path, runtime: Path, log_path: Path, *options: str, app: str = "lab", env=None
+) -> Iterator[tuple]:
+    """JupyterLab (`app="server"`: a bare Jupyter server) serving `root` until the block
+    ends, started from `root`; yields (base URL, token). `env` adds to the environment."""
     port, token = free_port(), secrets.token_hex(16)
     jupyter = Path(sys.executable).parent / "jupyter"
+    environment = {**venv_environment(), "JUPYTER_RUNTIME_DIR": str(runtime), **(env or {})}
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [str(jupyter), "lab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+            [str(jupyter), app, "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
              f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
              f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False", *options],
-            cwd=root, env={**venv_environment(), "JUPYTER_RUNTIME_DIR": str(runtime)},
+            cwd=root, env=environment,
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
@@ -43,7 +48,7 @@ def running_lab(root: Path, runtime: Path, log_path: Path, *options: str) -> Ite
                     break
                 except OSError:
                     assert server.poll() is None, log_path.read_text()
-                    assert time.monotonic() < deadline, "jupyter lab did not start"
+                    assert time.monotonic() < deadline, f"jupyter {app} did not start"
                     time.sleep(1)
             yield base, token
         finally:

@@ -10,7 +10,11 @@ collects, autogrades A with formgrader's button and the class with `make grade`,
 B's Korean diagnosis, grades B's written answer, generates and releases feedback →
 learner B fetches the feedback and reads the diagnosis, without hidden test source →
 formgrader lists the learners by their roster names, and `make export` writes B's
-Canvas row with B's name, LMS id and points.
+Canvas row with B's name, LMS id and points. On the way, the staff wall on the hub's
+real URLs: B hands in a page with script beside the notebook; formgrader's submission
+page and that file carry coursekit.staff_server's policies (which the environment, not
+the instructor's config, enables), MathJax typesets the course's formulas, and no
+script of B's reaches a loopback listener; a learner's server carries the policies too.
 
 One screenshot per step in build/screenshots/hub/ (paths printed). The accounts, the
 hub's processes and every permission the hub changed are undone at the end.
@@ -38,9 +42,11 @@ from coursekit.course import Course
 from coursekit.hub import __main__ as hub_cli
 from coursekit.hub import accounts
 from coursekit.hub.settings import HubSettings
+from coursekit.staff_server import INERT
 from tests import hub_pages as ui
 from tests.course_harness import CourseHarness
 from tests.hub_answers import answered_cells
+from tests.test_staff_views_inert import Listener, attack, beside, open_file
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -176,6 +182,8 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     correct = {name: getattr(reference, name) for name in reference.__all__}
     one_mistake = {**correct, "split_heads": getattr(mistakes, f"split_heads__{MISTAKE}")}
 
+    python = str(Path(settings.venv) / "bin" / "python")
+    listener = Listener()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         try:
@@ -206,6 +214,13 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             a.locator("#jp-main-dock-panel").wait_for()
             ui.fetch_and_open(a, ASSIGNMENT, NOTEBOOK)
             shots(a, "learner-a-fetched")
+            # The learner's own server (same environment) serves /files/ inert too; the
+            # rest of the cycle shows it keeps working.
+            own = f"{base}/user/{learner_a}"
+            files = a.request.get(
+                f"{own}/files/{ASSIGNMENT}/{NOTEBOOK}.ipynb", headers={"Referer": f"{own}/lab"}
+            )
+            assert files.status == 200 and files.headers["content-security-policy"] == INERT
             for name, text in answered_cells(release_nb, correct).items():
                 ui.replace_cell_text(a, f"def {name}(", text)
             ui.write_markdown_answer(
@@ -228,6 +243,13 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             # Learner B: one catalogued mistake; Validate says so in Korean; submits anyway.
             b = ui.log_in(browser, base, learner_b, passwords[learner_b], LEARNER_LOCALE)
             ui.fetch_and_open(b, ASSIGNMENT, NOTEBOOK)
+            # B's account also puts a page with script beside the notebook, handed in with it.
+            notes = settings.home(learner_b) / ASSIGNMENT / "notes.html"
+            page_text = attack(listener.port, "hub-file")
+            wrote = run_as(
+                learner_b, python, "-c", f"open({str(notes)!r}, 'w').write({page_text!r})"
+            )
+            assert wrote.returncode == 0, wrote.stderr
             for name, text in answered_cells(release_nb, one_mistake).items():
                 ui.replace_cell_text(b, f"def {name}(", text)
             ui.write_markdown_answer(b, PLACEHOLDER, "head 마다 W 를 따로 두니까 256 입니다.")
@@ -257,6 +279,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             diagnosis = teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first
             diagnosis.scroll_into_view_if_needed()
             shots(teacher, "instructor-reads-b-diagnosis")
+            staff_wall_on_the_hub(teacher, settings, listener, learner_b)
             ui.give_manual_points(teacher, MANUAL_CELL, "1")
             shots(teacher, "instructor-graded-b-answer")
             teacher.goto(formgrader)
@@ -288,6 +311,9 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             shots(teacher, "instructor-students-by-name")
         finally:
             browser.close()
+            listener.close()
+    assert listener.hits == [], listener.hits  # no script of B's ran for the instructor
+    assert list(settings.home(instructor).rglob("pwned_*")) == []
 
     # The gradebook: A lost nothing; B lost exactly the cells the catalog declares.
     (entry,) = [e for e in mistakes.catalog.mistakes if e.key == MISTAKE]
@@ -310,6 +336,34 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     assert row_b[:4] == [NAME_B, "", "10502", "seoyeon@example.ac.kr"]
     assert float(row_b[column]) == pytest.approx(total_b)
     assert float(possible[column]) == sum(full.values())
+
+
+def staff_wall_on_the_hub(teacher, settings: HubSettings, listener, learner: str) -> None:
+    """On the instructor's formgrader through the hub (/user/<instructor>/formgrader/...),
+    at `learner`'s submission page: its policy, MathJax, and the files beside the notebook
+    (under the names they have in autograded/) sent as downloads with the inert policy."""
+    submission = teacher.url.split("?")[0].rstrip("/") + "/"
+    response = teacher.reload()
+    csp = response.headers["content-security-policy"]
+    scripts = csp.split("script-src ")[1].split(";")[0]
+    prefix = f"/user/{settings.instructor}/"
+    assert f"{prefix}formgrader/static/ " in scripts, csp
+    assert f"{prefix}static/jupyter_server_mathjax/ " in scripts, csp
+    assert "'unsafe-inline'" not in scripts and "'unsafe-eval'" not in scripts, csp
+    # The course's two display formulas, typeset by the server's own MathJax.
+    teacher.wait_for_function(
+        "() => document.querySelectorAll('div.MathJax_Display, mjx-container').length >= 2",
+        timeout=60_000,
+    )
+    names = beside(settings.course_root / "autograded" / learner / ASSIGNMENT)
+    assert names, "B's file beside the notebook did not reach autograded/"
+    for name in names:
+        sent = teacher.request.get(submission + name)
+        assert sent.headers["content-security-policy"] == INERT, name
+        assert sent.headers["content-disposition"] == "attachment", name
+        assert open_file(teacher, listener, submission + name) is not None, name
+    teacher.goto(submission)
+    teacher.wait_for_load_state("networkidle")
 
 
 def export_canvas(settings: HubSettings) -> list[list[str]]:

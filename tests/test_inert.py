@@ -1,19 +1,32 @@
 """What coursekit.inert leaves of a learner's notebook, and the policies coursekit.staff_server
-sets, without a browser (tests/test_staff_views_inert.py drives Chromium)."""
+sets, without a browser (tests/test_staff_views_inert.py drives Chromium); and that a plain
+Jupyter server of the environment sets them."""
 
 from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
+import jinja2
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
 from coursekit.inert import InertLearnerContent, clean_html
-from coursekit.staff_server import INERT, NOTEBOOK_MARKER, transform_for, trusted_hashes
+from coursekit.release import venv_environment
+from coursekit.staff_server import (
+    INERT,
+    MATHJAX_CONFIG,
+    NOTEBOOK_MARKER,
+    transform_for,
+    trusted_hashes,
+)
+from tests.lab_server import running_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))
@@ -138,13 +151,18 @@ def test_only_the_template_part_of_a_submission_page_is_trusted():
     assert trusted_hashes(page(JS, "x")) != ours
 
 
-def policy(path: str, body: bytes = b"", kind: str = "text/html") -> HTTPHeaders:
+def respond(path: str, body: bytes = b"", kind: str = "text/html", settings=None):
+    """(headers, body) as the staff server sends them for `path` on a server at /user/prof/."""
     start = RequestStartLine("GET", path, "HTTP/1.1")
     request = HTTPServerRequest(headers=HTTPHeaders({"Host": "h:1"}), start_line=start)
-    transform = transform_for("/user/prof/")(request)
-    headers = HTTPHeaders({"Content-Type": kind})
-    _, headers, _ = transform.transform_first_chunk(200, headers, body, True)
-    return headers
+    transform = transform_for("/user/prof/", settings)(request)
+    headers = HTTPHeaders({"Content-Type": kind, "Content-Length": str(len(body))})
+    _, headers, body = transform.transform_first_chunk(200, headers, body, True)
+    return headers, body
+
+
+def policy(path: str, body: bytes = b"", kind: str = "text/html") -> HTTPHeaders:
+    return respond(path, body, kind)[0]
 
 
 def test_each_staff_route_gets_its_policy():
@@ -164,3 +182,92 @@ def test_each_staff_route_gets_its_policy():
         assert policy(path)["Content-Security-Policy"] == INERT
     assert "Content-Security-Policy" not in policy("/user/prof/formgrader/api/grades")
     assert "Content-Security-Policy" not in policy("/user/prof/lab")
+
+
+MATHJAX = {
+    "mathjax_url": "/user/prof/static/jupyter_server_mathjax/MathJax.js",
+    "mathjax_config": "TeX-AMS-MML_HTMLorMML-full,Safe",
+}
+
+
+def nbconvert_mathjax() -> str:
+    """What formgrader's template writes for `{{ mathjax() }}`: nbconvert's own macro."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HTMLExporter().template_paths))
+    return env.from_string("{% from 'mathjax.html.j2' import mathjax %}{{ mathjax() }}").render()
+
+
+def test_formgrader_gets_the_servers_own_mathjax_and_the_learners_copy_stays_blocked():
+    macro = nbconvert_mathjax()
+    assert "cdnjs.cloudflare.com" in macro and "text/x-mathjax-config" in macro
+    body = (
+        f"<html><head>{macro}</head><body><div {NOTEBOOK_MARKER.decode()}>{macro}</div>"
+        "</body></html>"
+    ).encode()
+    headers, sent = respond("/user/prof/formgrader/submissions/abc/", body, settings=MATHJAX)
+    head, notebook = sent.split(NOTEBOOK_MARKER)
+    assert b"cdnjs" not in head and b"x-mathjax-config" not in head  # no eval'd config
+    src = b'src="/user/prof/static/jupyter_server_mathjax/MathJax.js?config='
+    assert src in head and f"<script>{MATHJAX_CONFIG}</script>".encode() in head
+    assert notebook.count(b"cdnjs") == 1  # a learner's copy is not trusted, nor rewritten
+    assert headers["Content-Length"] == str(len(sent))
+    scripts = headers["Content-Security-Policy"].split("script-src")[1].split(";")[0]
+    assert "h:1/user/prof/static/jupyter_server_mathjax/ " in scripts
+    assert "cdnjs" not in scripts and "'unsafe-eval'" not in scripts
+    assert trusted_hashes(f"<script>{MATHJAX_CONFIG}</script>".encode())[0] in scripts
+    # Without jupyter-server-mathjax the page is left as it is (formulas as TeX).
+    _, unchanged = respond("/user/prof/formgrader/submissions/abc/", body)
+    assert unchanged == body
+
+
+def jupyter(*args: str, cwd: Path, env: dict) -> str:
+    command = [str(Path(sys.executable).parent / "jupyter"), *args]
+    result = subprocess.run(
+        command, cwd=cwd, env={**venv_environment(), **env}, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
+
+
+def only_the_environment(tmp_path: Path) -> dict:
+    """No user config (an empty JUPYTER_CONFIG_DIR), no extra config path: the venv's own."""
+    return {"JUPYTER_CONFIG_DIR": str(tmp_path / "no-user-config"), "JUPYTER_CONFIG_PATH": ""}
+
+
+def test_the_environment_enables_the_staff_server(tmp_path):
+    env = only_the_environment(tmp_path)
+    listed = jupyter("server", "extension", "list", cwd=tmp_path, env=env)
+    listed = re.sub(r"\x1b\[[0-9;]*m", "", listed)
+    assert re.search(r"coursekit\.staff_server\s+enabled", listed), listed
+    assert re.search(r"coursekit\.staff_server\s+OK", listed), listed
+    assert re.search(r"jupyter_server_mathjax\s+enabled", listed), listed
+
+
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}",)],
+    ids=["plain", "extensions-on-the-command-line"],
+)
+def test_a_plain_server_of_the_environment_sets_the_policies(tmp_path, options):
+    """`jupyter server` outside the course, with nothing but the environment (and extensions
+    named on the command line, which add to the environment's, never replace them)."""
+    root = tmp_path / "anywhere"
+    root.mkdir()
+    (root / "notes.html").write_text(f"<script>{JS}</script>", encoding="utf-8")
+    env = only_the_environment(tmp_path)
+    log = tmp_path / "server.log"
+    with running_lab(root, tmp_path / "rt", log, *options, app="server", env=env) as (base, token):
+        # The token as a header, so that it survives formgrader's redirect.
+        auth = {"Authorization": f"token {token}", "Referer": f"{base}/lab"}
+
+        def get(path):
+            return urllib.request.urlopen(urllib.request.Request(base + path, headers=auth))
+
+        with get("/files/notes.html") as response:
+            assert response.headers["Content-Security-Policy"] == INERT
+        with get("/formgrader") as response:
+            csp = response.headers["Content-Security-Policy"]
+            assert f"script-src {base.split('//')[1]}/formgrader/static/" in csp, csp
+        mathjax = f"{base}/static/jupyter_server_mathjax/MathJax.js"
+        with urllib.request.urlopen(mathjax, timeout=30) as response:
+            assert b"MathJax.version=" in response.read()
+    assert "coursekit.staff_server: staff pages run no learner script" in log.read_text()

