@@ -259,24 +259,32 @@ def fetch_feedback(page: Page, assignment: str) -> None:
 
 def menu_items(page: Page, top: str, while_open=None) -> list[str]:
     """The items of JupyterLab's menu `top` (English, shown in the page's language)."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=labels(page)(top, "menu")).click()
-    page.locator(".lm-Menu-content .lm-Menu-itemLabel").first.wait_for()
-    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
-    if while_open:
-        while_open()
-    page.keyboard.press("Escape")
-    return items
+    return _open_menu_items(page, labels(page)(top, "menu"), while_open)
 
 
 def nbgrader_menu_items(page: Page, while_open=None) -> list[str]:
     """The items of the Nbgrader menu (`while_open` runs with the menu open, for a screenshot)."""
-    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
-    page.locator(".lm-Menu-content .lm-Menu-itemLabel").first.wait_for()
-    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
+    return _open_menu_items(page, "Nbgrader", while_open)
+
+
+def _open_menu_items(page: Page, label: str, while_open=None, tries: int = 3) -> list[str]:
+    # A click on a menu bar label right after another menu closed can be taken by Lumino
+    # as closing it (seen once in CI on a loaded machine): the click is tried again.
+    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel")
+    for attempt in range(tries):
+        page.locator(".lm-MenuBar-itemLabel", has_text=label).click()
+        try:
+            items.first.wait_for(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+    texts = items.all_inner_texts()
     if while_open:
         while_open()
     page.keyboard.press("Escape")
-    return items
+    return texts
 
 
 def disabled_lab_extensions(page: Page) -> set[str]:
