@@ -26,7 +26,7 @@ from coursekit.sandbox import bridge, wire
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The bound the README states: one session's replies, one frame in flight, and
+# The bound docs/security.md states: one session's replies, one frame in flight, and
 # the decoded header's objects.
 MEMORY_BOUND = bridge.SESSION_REPLY_BYTES + wire.MAX_FRAME_BYTES + (64 << 20)
 

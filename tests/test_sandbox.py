@@ -450,7 +450,7 @@ found = [before, during, fresh_hash()]
 
 
 def test_warm_kernels_share_their_parents_hash_seed_and_others_each_have_their_own(sandbox_mode):
-    """README, Threat model, Warm kernels: a fork keeps its parent's seed, and no kernel
+    """docs/security.md, Warm kernels: a fork keeps its parent's seed, and no kernel
     can change it for the next; one bwrap per kernel gives each its own."""
     before, during, after = run_in_sandbox(CHANGE_SEED)
     assert during != before and after == before  # it did change its own seed, then restored it

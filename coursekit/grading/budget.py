@@ -11,7 +11,7 @@ before it is killed. One JSON line per graded submission goes to the file;
 `summarize` turns the lines into the per-notebook table `make bench` prints.
 
 Measured on 20 learners x 2 notebooks, three pairs of runs back to back
-(README, The lean cell runner), median per notebook: with
+(docs/performance.md, The lean cell runner), median per notebook: with
 `cell_runner = "ipykernel"` the grader 297 + the kernel 276 = 572 CPU-ms;
 with the lean runner 226 + 97 = 323.
 """
