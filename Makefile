@@ -5,8 +5,9 @@ SUPPORTED_PYTHONS := python3.13 python3.12 python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Every Jupyter server of the environment loads coursekit.staff_server (pages with learner
-# material run no script): the entry pip would install for a package, as `jupyter server
-# extension enable --sys-prefix` writes it.
+# material run no script): the entry `jupyter server extension enable --sys-prefix` writes.
+# A wheel of coursekit installs it (pyproject.toml's data-files); an editable install does
+# not (setuptools leaves data files out of it), so `make venv` copies it.
 SERVER_CONFIG := jupyter_server_config.d/coursekit.json
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
 STAMP := venv
@@ -41,8 +42,9 @@ help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
 # Runs every time (a second when nothing changed): .venv/.installed records the interpreter
-# and the hash of requirements.txt it was installed from. A .venv made by another interpreter
-# is never mixed with this one: it is removed and made again, and make says so.
+# and the hash of requirements.txt and pyproject.toml it was installed from. A .venv made by
+# another interpreter is never mixed with this one: it is removed and made again, and make
+# says so. coursekit is installed editable, from this checkout.
 venv:  ## create .venv with the pinned versions (remade when the interpreter changes)
 	@exe='$(PYTHON_EXE)'; \
 	if [ -z "$$exe" ]; then \
@@ -57,12 +59,17 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	    echo "make: $(VENV) was made with $$have; making it again with $$want"; \
 	    rm -rf $(VENV); fi; fi; \
 	test -x $(BIN)/python || "$$exe" -m venv $(VENV) || exit 1; \
-	installed="$$want $$(sha256sum < requirements.txt | cut -c1-16)"; \
+	installed="$$want $$(cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)"; \
 	if [ "$$(cat $(VENV)/.installed 2>/dev/null)" != "$$installed" ]; then \
-	  echo "make: installing requirements.txt into $(VENV)"; \
+	  echo "make: installing requirements.txt and coursekit (editable) into $(VENV)"; \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt || exit 1; \
-	  : "The repo root on the venv's path: nbgrader, its kernels and pytest import"; \
-	  : "coursekit, grader_tests and solutions from this checkout."; \
+	  : "The library, from this checkout: its pins are requirements.txt's, so no deps;"; \
+	  : "setuptools is among them, so no isolated build environment either."; \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	    --no-build-isolation -e . || exit 1; \
+	  : "The course (solutions, grader_tests, catalog, tests, bench) is no package:"; \
+	  : "the course root on the venv's path imports it in nbgrader, its kernels, Dask"; \
+	  : "workers, pytest and the course copies the tests make, whatever their folder."; \
 	  $(BIN)/python -c 'import pathlib, site; pathlib.Path(site.getsitepackages()[0], "transformer_peft_course.pth").write_text("$(CURDIR)\n")'; \
 	  echo "$$installed" > $(VENV)/.installed; fi; \
 	: "Checked every run, so a venv installed before the entry existed gets it too."; \
@@ -93,15 +100,15 @@ format: venv  ## ruff fix and format
 	$(BIN)/ruff format .
 
 demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
-	$(BIN)/python -m coursekit.demo
+	$(BIN)/coursekit demo $(ARGS)
 
 report: venv  ## the TA report (runs no learner code): a terminal table, reports/<assignment>.csv and reports/<assignment>.html
-	$(BIN)/python -m coursekit.report
+	$(BIN)/coursekit report $(ARGS)
 
 # The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms_export.py).
 .PHONY: export
 export: venv  ## grades for Canvas or Moodle's CSV import: exports/<lms>_grades.csv (ARGS="--to canvas|moodle")
-	$(BIN)/python -m coursekit.lms_export $(ARGS)
+	$(BIN)/coursekit export $(ARGS)
 
 # Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).
 # libseccomp2 compiles the sandbox's seccomp filter (coursekit/sandbox/seccomp.py).
@@ -118,16 +125,17 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 	    --no-install-recommends chromium fonts-nanum; }
 
 grade: venv bubblewrap  ## grade every collected submission on Dask (a LocalCluster here; ARGS="--help")
-	$(BIN)/python -m coursekit.grading $(ARGS)
+	$(BIN)/coursekit grade $(ARGS)
 
 # A TLS grading cluster past one machine (README "Past one machine"): a private CA and one
 # certificate for the scheduler, the workers and make grade, in build/dask-tls/.
 .PHONY: dask-certs
 dask-certs: venv  ## certificates for a TLS Dask grading cluster in build/dask-tls (ARGS="--host NAME")
-	$(BIN)/python -m coursekit.grading.cluster certs $(ARGS)
+	$(BIN)/coursekit cluster certs $(ARGS)
 
+# The course's measurement tools (bench/, beside tests/): not part of the library.
 bench: venv bubblewrap  ## stock autograde vs make grade vs bare nbclient, time budget, sizes (ARGS=--help)
-	$(BIN)/python -m coursekit.bench $(ARGS)
+	$(BIN)/python -m bench $(ARGS)
 
 # The PostgreSQL gradebook test starts a throwaway server from Debian's package.
 postgresql:  ## install Debian's postgresql when missing (needs root)
@@ -136,23 +144,23 @@ postgresql:  ## install Debian's postgresql when missing (needs root)
 	    --no-install-recommends postgresql; }
 
 sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
-	$(BIN)/python -m coursekit.sync_solutions
+	$(BIN)/coursekit sync
 
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
-	$(BIN)/python -m coursekit.release $(ASSIGNMENTS)
+	$(BIN)/coursekit release $(ASSIGNMENTS)
 
 # LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/lab_language.py); unset: English.
 LAB_LANG ?=
 lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course (LAB_LANG=ko_KR: in Korean)
 	$(BIN)/jupyter lab --no-browser \
-	  $(if $(LAB_LANG),$$($(BIN)/python -m coursekit.lab_language build/lab-settings/$(LAB_LANG) --locale $(LAB_LANG)))
+	  $(if $(LAB_LANG),$$($(BIN)/coursekit lab-language build/lab-settings/$(LAB_LANG) --locale $(LAB_LANG)))
 
 # A trial class on one server (coursekit/hub/, run as root): an account per learner and for
 # the instructor, JupyterHub on loopback, formgrader for the instructor only.
 # ARGS="--help" for options (--learners, --ip, --port); ARGS=down removes the class.
 .PHONY: hub
 hub: $(STAMP) bubblewrap  ## a local JupyterHub for a trial class (as root; prints the URL and accounts)
-	$(BIN)/python -m coursekit.hub $(ARGS)
+	$(BIN)/coursekit hub $(ARGS)
 
 # Pins are made on the oldest supported interpreter found (a newer one would pick releases
 # that dropped 3.11, as numpy 2.5 did), then resolved with every other one found (pip

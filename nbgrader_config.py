@@ -45,6 +45,11 @@ COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "transformer-peft"
 c.CourseDirectory.root = COURSE_ROOT
 
+# What coursekit needs of this course besides nbgrader's settings (coursekit/course.py):
+# its time zone (the hub's servers and timestamps); its packages keep the default names
+# solutions/, grader_tests/ and catalog/ (`c.CourseKit.*_package` would rename them).
+c.CourseKit.timezone = "Asia/Seoul"
+
 # SQLite in the course root unless a deployment names another gradebook
 # (for example PostgreSQL shared by several graders).
 c.CourseDirectory.db_url = os.environ.get(

@@ -2,11 +2,15 @@
 
 The course's settings (course id, gradebook URL, exchange, folders) have one
 owner: the root's nbgrader_config.py, read here once through nbgrader's own
-CourseDirectory, exactly as every stock nbgrader command reads it.
+CourseDirectory, exactly as every stock nbgrader command reads it. What
+coursekit needs beyond nbgrader's settings (the course's time zone, the names of
+its reference, checks and catalog packages) is `CourseKit`, set there too as
+`c.CourseKit.*`: the library names no course.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib
 from pathlib import Path
@@ -14,20 +18,103 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config
+from traitlets import Unicode
+from traitlets.config import Config, Configurable
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursekit.release import nbgrader
 
+CONFIG_FILE = "nbgrader_config.py"
 
-def contract_functions(assignment: str) -> list[str]:
-    """The functions learners write in an assignment, in notebook order (solutions' __all__)."""
-    return list(importlib.import_module(f"solutions.{assignment}").__all__)
+
+class NoCourseError(LookupError):
+    """No course root: no nbgrader_config.py here or in any folder above."""
+
+
+def find_root(given: str | Path | None = None) -> Path:
+    """The course root every command works on: `given` (its --root), else the nearest
+    folder from the working directory upward that holds nbgrader_config.py."""
+    if given:
+        return Path(given).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise NoCourseError(
+        f"no {CONFIG_FILE} in {here} or any folder above it: run from the course or pass --root"
+    )
+
+
+def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **kwargs) -> None:
+    """`--root DIR` as every command takes it: parsed by find_root, so one rule finds it."""
+
+    def root(value: str) -> Path:
+        try:
+            return find_root(value)
+        except NoCourseError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    kwargs.setdefault("help", f"course root (default: the nearest folder holding {CONFIG_FILE})")
+    # A string default goes through `type` at parse time: the search runs only then.
+    parser.add_argument(flag, type=root, default="", **kwargs)
 
 
 def load_config(root: Path) -> Config:
     """The course root's nbgrader_config.py, as nbgrader loads it."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    return PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+
+
+class CourseKit(Configurable):
+    """What coursekit needs of a course besides nbgrader's own settings."""
+
+    timezone = Unicode(
+        "UTC", help="The course's time zone (IANA name): the hub's clocks and timestamps."
+    ).tag(config=True)
+    solutions_package = Unicode(
+        "solutions", help="The package of reference solutions, one module per assignment."
+    ).tag(config=True)
+    checks_package = Unicode(
+        "grader_tests", help="The package of declared hidden checks, one module per assignment."
+    ).tag(config=True)
+    catalog_package = Unicode(
+        "catalog", help="The package of learner-style mistakes and variants (demo, tests)."
+    ).tag(config=True)
+
+    @classmethod
+    def of(cls, root: str | Path | None = None) -> CourseKit:
+        """The settings of the course at `root` (else the one find_root finds); defaults when
+        there is no course config at all (a worker's scratch folder has one)."""
+        try:
+            config = find_root(root) / CONFIG_FILE
+            mtime_ns = config.stat().st_mtime_ns
+        except (NoCourseError, FileNotFoundError):
+            return cls()
+        return _kit_of(str(config.parent), mtime_ns)
+
+    @property
+    def secret_packages(self) -> tuple[str, str]:
+        """The instructor's packages graders import and learners never see."""
+        return (self.solutions_package, self.checks_package)
+
+    def solutions(self, assignment: str):
+        return importlib.import_module(f"{self.solutions_package}.{assignment}")
+
+    def checks(self, assignment: str):
+        return importlib.import_module(f"{self.checks_package}.{assignment}")
+
+    def catalog(self):
+        return importlib.import_module(self.catalog_package)
+
+
+@functools.lru_cache(maxsize=16)
+def _kit_of(root: str, mtime_ns: int) -> CourseKit:
+    """Read once per version of the file (checks_of runs for every hidden check)."""
+    return CourseKit(config=load_config(Path(root)))
+
+
+def contract_functions(assignment: str, kit: CourseKit | None = None) -> list[str]:
+    """The functions learners write in an assignment, in notebook order (solutions' __all__)."""
+    return list((kit or CourseKit.of()).solutions(assignment).__all__)
 
 
 class Course:
@@ -41,6 +128,10 @@ class Course:
     @functools.cached_property
     def coursedir(self) -> CourseDirectory:
         return CourseDirectory(config=self.config)
+
+    @functools.cached_property
+    def kit(self) -> CourseKit:
+        return CourseKit(config=self.config)
 
     @property
     def course_id(self) -> str:

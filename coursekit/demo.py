@@ -26,22 +26,33 @@ from pathlib import Path
 
 import nbformat
 
-from catalog import catalogs
 from coursekit import exchange, submissions
-from coursekit.course import Course
+from coursekit.course import Course, CourseKit, add_root_argument
 from coursekit.instructor import Instructor
 
-ROOT = Path(__file__).resolve().parent.parent
-
-# Two learners per assignment make the same mistake that the catalog does not
-# name, written differently (catalog/<assignment>.py, `unknown_mistake`): the
-# report's probe clustering groups them anyway. function -> two answer cells.
-UNKNOWN_MISTAKES = {
-    assignment: (catalog.unknown_mistake.function, list(catalog.unknown_mistake.sources))
-    for assignment, catalog in catalogs().items()
-    if catalog.unknown_mistake is not None
-}
 CATALOG_MISTAKES = 4
+
+
+def catalogs(kit: CourseKit | None = None) -> dict:
+    """assignment -> its catalog, from the course's catalog package (`c.CourseKit`)."""
+    return (kit or CourseKit.of()).catalog().catalogs()
+
+
+def unknown_mistakes(kit: CourseKit | None = None) -> dict[str, tuple[str, list[str]]]:
+    """Two learners per assignment make the same mistake that the catalog does not
+    name, written differently (its `unknown_mistake`): the report's probe clustering
+    groups them anyway. assignment -> (function, two answer cells)."""
+    return {
+        assignment: (catalog.unknown_mistake.function, list(catalog.unknown_mistake.sources))
+        for assignment, catalog in catalogs(kit).items()
+        if catalog.unknown_mistake is not None
+    }
+
+
+def __getattr__(name: str):
+    if name == "UNKNOWN_MISTAKES":  # the course found from the working directory
+        return unknown_mistakes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager
@@ -69,10 +80,10 @@ class Learner:
     late: bool = False
 
 
-def simulated_class(assignment: str) -> list[Learner]:
+def simulated_class(assignment: str, kit: CourseKit | None = None) -> list[Learner]:
     """Nine learners: reference, blank, catalog mistakes, an unknown mistake twice, one late."""
     plans = [Learner("", "정답 (reference)"), Learner("", "빈 제출 (release 그대로)", blank=True)]
-    catalog = catalogs().get(assignment)
+    catalog = catalogs(kit).get(assignment)
     seen: set[str] = set()
     for entry in catalog.mistakes if catalog else []:
         if entry.function in seen or len(seen) == CATALOG_MISTAKES:
@@ -80,8 +91,9 @@ def simulated_class(assignment: str) -> list[Learner]:
         seen.add(entry.function)
         plan = f"카탈로그 실수 {entry.function}/{entry.key}"
         plans.append(Learner("", plan, {entry.function: entry.source}))
-    if assignment in UNKNOWN_MISTAKES:
-        function, sources = UNKNOWN_MISTAKES[assignment]
+    unknown = unknown_mistakes(kit)
+    if assignment in unknown:
+        function, sources = unknown[assignment]
         for source in sources:
             plans.append(Learner("", f"카탈로그에 없는 실수 ({function})", {function: source}))
     plans.append(Learner("", "정답, 마감 뒤 제출", late=True))
@@ -123,7 +135,7 @@ class Cycle:
         return sorted(p.parent.name for p in folder.glob(f"*/{assignment}") if p.is_dir())
 
     def run_assignment(self, assignment: str) -> list[Learner]:
-        learners = simulated_class(assignment)
+        learners = simulated_class(assignment, self.course.kit)
         self.log(f"== {assignment}: generate_assignment, release_assignment")
         self.instructor.generate_assignment(assignment)
         self.set_due_date(assignment, None)
@@ -167,7 +179,7 @@ class Cycle:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="*", help="default: every assignment in source/")
-    parser.add_argument("--root", type=Path, default=ROOT, help="course root (default: this repo)")
+    add_root_argument(parser)
     parser.add_argument("--no-report", action="store_true", help="skip the TA report at the end")
     args = parser.parse_args(argv)
     started = time.perf_counter()

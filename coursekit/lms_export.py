@@ -39,6 +39,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import ExportPlugin
 from traitlets import Dict, Enum, Int, Unicode
 
+from coursekit.course import add_root_argument
 from coursekit.release import nbgrader
 
 
@@ -276,7 +277,7 @@ EXPORTERS = {"canvas": CanvasExport, "moodle": MoodleExport}
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="make export", description=__doc__.splitlines()[0])
     parser.add_argument("--to", choices=sorted(EXPORTERS), required=True, help="the LMS")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course root")
+    add_root_argument(parser)
     parser.add_argument("--out", type=Path, help="the file (default exports/<lms>_grades.csv)")
     # Anything else (--CanvasExport.section=..., --assignment=...) goes to nbgrader export.
     args, nbgrader_args = parser.parse_known_args(argv)

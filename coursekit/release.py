@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def venv_environment() -> dict[str, str]:
     """os.environ with this interpreter's bin/ first on PATH.
@@ -48,7 +46,9 @@ def generate(root: Path, assignment: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("assignments", nargs="+")
-    parser.add_argument("--root", type=Path, default=ROOT)
+    from coursekit.course import add_root_argument
+
+    add_root_argument(parser)
     args = parser.parse_args(argv)
     for assignment in args.assignments:
         generate(args.root, assignment)

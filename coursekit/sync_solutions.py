@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib
 import inspect
 import re
 import sys
@@ -23,8 +22,8 @@ from pathlib import Path
 import nbformat
 
 from coursekit import cells
+from coursekit.course import CourseKit, add_root_argument, find_root
 
-ROOT = Path(__file__).resolve().parent.parent
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
@@ -55,9 +54,9 @@ def answer_cells(nb):
     yield from (cell for cell in nb.cells if cells.is_code_answer(cell))
 
 
-def sync_notebook(path: Path, write: bool) -> list[str]:
+def sync_notebook(path: Path, write: bool, kit: CourseKit | None = None) -> list[str]:
     """Sync one notebook; return the grade_ids of cells that were (or would be) changed."""
-    module = importlib.import_module(f"solutions.{path.parent.name}")
+    module = (kit or CourseKit.of(path.parents[2])).solutions(path.parent.name)
     nb = nbformat.read(path, as_version=4)
     changed = []
     for cell in answer_cells(nb):
@@ -70,20 +69,22 @@ def sync_notebook(path: Path, write: bool) -> list[str]:
     return changed
 
 
-def source_notebooks(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "source").glob("*/*.ipynb"))
+def source_notebooks(root: Path | None = None) -> list[Path]:
+    return sorted((find_root(root) / "source").glob("*/*.ipynb"))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report drift, change nothing")
+    add_root_argument(parser)
     args = parser.parse_args(argv)
+    kit = CourseKit.of(args.root)
     drift = False
-    for path in source_notebooks():
-        changed = sync_notebook(path, write=not args.check)
+    for path in source_notebooks(args.root):
+        changed = sync_notebook(path, write=not args.check, kit=kit)
         for grade_id in changed:
-            verb = "differs from solutions/" if args.check else "updated"
-            print(f"{path.relative_to(ROOT)}: {grade_id} {verb}")
+            verb = f"differs from {kit.solutions_package}/" if args.check else "updated"
+            print(f"{path.relative_to(args.root)}: {grade_id} {verb}")
         drift |= bool(changed)
     if args.check and drift:
         print("run `make sync` to copy the reference bodies into the notebooks", file=sys.stderr)

@@ -82,11 +82,11 @@ def test_graded_notebooks_have_the_same_outputs(both):
 
 
 def test_the_benchmarks_fork_pool_grades_as_make_grade_did(both, tmp_path):
-    """make bench's reference (coursekit.bench_pool) writes the stock gradebook and report."""
+    """make bench's reference (bench.pool) writes the stock gradebook and report."""
     stock, parallel, _ = both
     pool = build_class(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "coursekit.bench_pool", str(pool.root), "2"],
+        [sys.executable, "-m", "bench.pool", str(pool.root), "2"],
         cwd=pool.root,
         env=venv_environment(),
         capture_output=True,

@@ -1,7 +1,8 @@
 """The hidden-check framework: what every assignment's declared checks are built from.
 
 - `declared`: `HiddenCheck` / `HiddenChecks`, a check declared as data, and
-  `checks_of(assignment)`, which imports `grader_tests.<assignment>`;
+  `checks_of(assignment)`, which imports the assignment's module of the course's
+  checks package (`c.CourseKit.checks_package`);
 - `core`: cases, calling learner code safely, the comparison in a fixed order,
   misconceptions;
 - `verdict`: the record a failed check carries, and its Korean message;

@@ -20,7 +20,6 @@ failed check's verdict carries for the TA report's clusters.
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -247,9 +246,12 @@ class HiddenChecks:
         return list(dict.fromkeys(c.function for c in self))
 
 
-def checks_of(assignment: str) -> HiddenChecks:
-    """The declared hidden checks of an assignment (`grader_tests/<assignment>.py`)."""
-    return importlib.import_module(f"grader_tests.{assignment}").CHECKS
+def checks_of(assignment: str, kit=None) -> HiddenChecks:
+    """The declared hidden checks of an assignment: its module in the course's checks
+    package (`c.CourseKit.checks_package`, grader_tests/ by default)."""
+    from coursekit.course import CourseKit
+
+    return (kit or CourseKit.of()).checks(assignment).CHECKS
 
 
 def _text(error: BaseException) -> str:

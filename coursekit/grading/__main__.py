@@ -39,6 +39,7 @@ import os
 import time
 from pathlib import Path
 
+from coursekit.course import add_root_argument
 from coursekit.grading import cluster, distribute, gradebook, incidents, worker
 from coursekit.grading.execute import UNSAFE_WARNING
 from coursekit.sandbox import policy
@@ -74,7 +75,7 @@ def parse_args(argv):
     parser.add_argument(
         "--regrade", action="store_true", help="grade again what is graded with the same files"
     )
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="course root (default: .)")
+    add_root_argument(parser)
     parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
     parser.add_argument("--notebook-timeout", type=int, help="seconds per notebook")
     parser.add_argument("--memory-mb", type=int, help="address-space cap per kernel (MiB)")

@@ -1,7 +1,8 @@
 """What a Dask worker needs of the course, as plain data that reaches it once per run.
 
 A `CourseBundle` holds the instructor's side of the course, the files
-(nbgrader_config.py, source/, solutions/, grader_tests/) and the gradebook's
+(nbgrader_config.py, source/, and its reference and checks packages: solutions/ and
+grader_tests/ unless `c.CourseKit.*_package` names others) and the gradebook's
 definitions of the graded assignments (assignment, notebook and cell rows,
 with the gradebook's own ids), and nothing of any learner. Its `digest` is a
 hash of that content: a worker unpacks a bundle once, and a result graded
@@ -23,7 +24,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-FOLDERS = ("source", "solutions", "grader_tests")
 FILES = ("nbgrader_config.py",)
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
 # Parents before children, as the foreign keys need them.
@@ -77,9 +77,16 @@ def safe_relative(relative: str) -> Path:
     return path
 
 
+def course_folders(root: Path) -> tuple[str, ...]:
+    """The folders a worker needs: source/ and the course's secret packages."""
+    from coursekit.course import CourseKit
+
+    return ("source", *CourseKit.of(root).secret_packages)
+
+
 def course_folder(root: Path, top: str) -> Path | None:
-    """The course's `top` folder: in the root, or for solutions/ and grader_tests/ the
-    package this Python imports (a course copy without them grades with those)."""
+    """The course's `top` folder: in the root, or for its packages the package this
+    Python imports (a course copy without them grades with those)."""
     if (root / top).is_dir():
         return root / top
     spec = importlib.util.find_spec(top) if top != "source" else None
@@ -89,7 +96,7 @@ def course_folder(root: Path, top: str) -> Path | None:
 
 def course_files(root: Path) -> dict[str, bytes]:
     files = {name: (root / name).read_bytes() for name in FILES}
-    for top in FOLDERS:
+    for top in course_folders(root):
         base = course_folder(root, top)
         for folder, dirs, names in os.walk(base) if base else ():
             dirs[:] = sorted(d for d in dirs if d not in SKIPPED)

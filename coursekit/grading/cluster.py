@@ -286,6 +286,8 @@ def _private(key) -> bytes:
 
 
 def main(argv=None) -> int:
+    from coursekit.course import add_root_argument
+
     parser = argparse.ArgumentParser(prog="python -m coursekit.grading.cluster")
     commands = parser.add_subparsers(dest="command", required=True)
     certs = commands.add_parser(
@@ -296,8 +298,9 @@ def main(argv=None) -> int:
     )
     certs.add_argument("--host", action="append", help="a name or address of a member (repeatable)")
     certs.add_argument("--days", type=int, default=365)
+    add_root_argument(certs)
     args = parser.parse_args(argv)
-    folder = args.folder or tls_folder(Path.cwd())
+    folder = args.folder or tls_folder(args.root)
     hosts = args.host or sorted({socket.getfqdn(), "localhost", "127.0.0.1"})
     for path in make_certificates(folder, hosts, args.days):
         print(path)

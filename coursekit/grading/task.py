@@ -35,8 +35,6 @@ from coursekit.safe_exchange import plain_copy
 from coursekit.safe_exchange.collect import PlainFileLimits
 from coursekit.safe_exchange.names import kept_path
 
-# Modules a worker must import from the bundle, not from wherever its environment has them.
-COURSE_PACKAGES = ("solutions", "grader_tests")
 # The grader's modules that import names from them when they are imported.
 IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "coursekit.feedback")
 
@@ -255,18 +253,22 @@ def worker_address() -> str:
 
 
 def use_course_packages(folder: Path) -> None:
-    """Import solutions/ and grader_tests/ from the bundle, not from the environment's path.
+    """Import the course's packages (its reference and checks) from the bundle, not from
+    the environment's path.
 
     Modules already imported from elsewhere are forgotten, and so are the
     grader's modules that hold names from them (IMPORTERS), so that nothing
     keeps a class of the other copy (an `except CheckFailedError` would miss).
     """
+    from coursekit.course import CourseKit
+
+    packages = CourseKit.of(folder).secret_packages
     if sys.path[:1] != [str(folder)]:
         sys.path.insert(0, str(folder))
     stale = [
         name
         for name, module in list(sys.modules.items())
-        if name.split(".")[0] in COURSE_PACKAGES
+        if name.split(".")[0] in packages
         and not (getattr(module, "__file__", None) or "").startswith(str(folder))
     ]
     for name in [*stale, *(IMPORTERS if stale else ())]:

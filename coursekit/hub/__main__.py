@@ -1,6 +1,7 @@
 """`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
 
     python -m coursekit.hub up [--learners N | --roster FILE] [--port P] [--ip IP] [--root DIR]
+                          [--course DIR]
     python -m coursekit.hub setup ...   # everything but starting the hub
     python -m coursekit.hub down [--root DIR]
 
@@ -27,10 +28,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from coursekit import roster
+from coursekit.course import add_root_argument
 from coursekit.hub import access, accounts, files
-from coursekit.hub.settings import REPO, SETTINGS_FILE, HubSettings
+from coursekit.hub.settings import SETTINGS_FILE, HubSettings, default_root
 
-DEFAULT_ROOT = "/srv/transformer-peft-hub"
 PROXY_PACKAGE = "configurable-http-proxy@4.6.3"
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")
 
@@ -133,7 +134,8 @@ def down(settings: HubSettings) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="make hub", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", nargs="?", default="up", choices=["up", "setup", "down"])
-    parser.add_argument("--root", default=DEFAULT_ROOT, help=f"hub state (default {DEFAULT_ROOT})")
+    parser.add_argument("--root", help="hub state (default /srv/<course id>-hub)")
+    add_root_argument(parser, "--course")
     parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
     parser.add_argument("--roster", type=Path, help="roster CSV: id, 이름, email, lms_id")
     parser.add_argument(
@@ -145,6 +147,7 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--prefix", default="tp-", help="account name prefix")
     args = parser.parse_args(argv)
+    args.root = args.root or default_root(args.course)
     if os.geteuid() != 0:
         parser.error("needs root: it creates Linux accounts and starts servers as them")
     if args.command == "down":
@@ -164,7 +167,7 @@ def main(argv=None) -> int:
         port=args.port,
         prefix=args.prefix,
         learners=len(learners) or args.learners,
-        repo=str(REPO),
+        repo=str(args.course),
         roster=learners,
         learner_locale=args.learner_language,
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 from jupyterlab.commands import get_app_dir
 
 from coursekit.course import Course
-from coursekit.hub.settings import TIMEZONE, HubSettings
+from coursekit.hub.settings import HubSettings
 from coursekit.lab_language import write_overrides
 
 INSTRUCTOR_ONLY_LAB = [
@@ -103,7 +103,7 @@ def write_class_config(settings: HubSettings) -> Path:
         CLASS_NBGRADER_CONFIG.format(
             course_id=course.course_id,
             exchange=str(settings.exchange),
-            timezone=TIMEZONE,
+            timezone=settings.timezone,
             timeout=course.config.Execute.timeout,
         ),
     )

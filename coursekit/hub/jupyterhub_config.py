@@ -7,7 +7,7 @@ Reads the hub's settings from $COURSEKIT_HUB_ROOT/hub.json, written by
 import os
 from pathlib import Path
 
-from coursekit.hub.settings import TIMEZONE, HubSettings
+from coursekit.hub.settings import HubSettings
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -39,7 +39,7 @@ c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 c.Spawner.environment = {
-    "TZ": TIMEZONE,
+    "TZ": hub.timezone,
     "PATH": f"{Path(hub.venv) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
     # The class-wide Jupyter config: learners' nbgrader settings, formgrader off.
     "JUPYTER_CONFIG_PATH": str(hub.class_config_dir),

@@ -1,5 +1,6 @@
 """Where a hub keeps its state, and the names it uses; one JSON file shared by the
-setup command and the config file JupyterHub loads."""
+setup command and the config file JupyterHub loads. The course's id and time zone come
+from its nbgrader_config.py (`c.CourseDirectory.course_id`, `c.CourseKit.timezone`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from coursekit.course import Course, find_root
 from coursekit.roster import Learner
 
-REPO = Path(__file__).resolve().parents[2]
-COURSE_DIR_NAME = "transformer-peft"  # the instructor's copy of the course, in their home
 SETTINGS_FILE = "hub.json"
-TIMEZONE = "Asia/Seoul"
+PROXY = Path("build") / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+
+
+def default_root(repo: str | Path | None = None) -> str:
+    """The hub's state folder when none is given: named after the course."""
+    return f"/srv/{Course(find_root(repo)).course_id}-hub"
 
 
 @dataclass
@@ -24,12 +29,24 @@ class HubSettings:
     prefix: str = "tp-"  # account names start with it, so they never clash with real users
     learners: int = 2
     venv: str = str(Path(sys.executable).parent.parent)  # the course environment every account runs
-    repo: str = str(REPO)
-    proxy: str = str(REPO / "build" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy")
+    repo: str = ""  # the course root (default: the one find_root finds)
+    proxy: str = ""  # default: under the course root's build/
     hidden: list[dict] = field(default_factory=list)  # modes changed by `access`, to restore
     # The roster's learners (coursekit.roster.Learner fields); empty: numbered accounts.
     roster: list[dict] = field(default_factory=list)
     learner_locale: str = "ko_KR"  # learners' JupyterLab language ("" keeps English)
+    # From the course's config when not given: the instructor's copy of the course is
+    # ~/<course_id>, and every account's server runs in the course's time zone.
+    course_id: str = ""
+    timezone: str = ""
+
+    def __post_init__(self):
+        self.repo = str(find_root(self.repo or None))
+        self.proxy = self.proxy or str(Path(self.repo) / PROXY)
+        if not (self.course_id and self.timezone):
+            course = Course(Path(self.repo))
+            self.course_id = self.course_id or course.course_id
+            self.timezone = self.timezone or course.kit.timezone
 
     @property
     def instructor(self) -> str:
@@ -65,7 +82,7 @@ class HubSettings:
 
     @property
     def course_root(self) -> Path:
-        return self.home(self.instructor) / COURSE_DIR_NAME
+        return self.home(self.instructor) / self.course_id
 
     @property
     def url(self) -> str:

@@ -17,11 +17,9 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
-from coursekit.course import Course
+from coursekit.course import Course, add_root_argument
 from coursekit.report import clusters as grouping
 from coursekit.report import data, overview, render, summary
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(root: Path, assignment: str, out: Path) -> str:
@@ -48,7 +46,7 @@ def main(argv=None) -> int:
         "같은 틀린 출력으로 묶인 학습자. reports/<과제>.csv 와 reports/<과제>.html 을 씁니다.",
     )
     parser.add_argument("assignments", nargs="*", help="과제 id (기본: source/ 의 모든 과제)")
-    parser.add_argument("--root", type=Path, default=ROOT, help="course root (기본: 이 저장소)")
+    add_root_argument(parser)
     parser.add_argument("--out", type=Path, help="보고서 폴더 (기본: <root>/reports)")
     parser.add_argument(
         "--no-probe",

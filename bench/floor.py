@@ -1,6 +1,6 @@
 """`make bench`'s physical floor: the least work grading a notebook can be.
 
-    python -m coursekit.bench_floor [--preload MODULE,...] JOBS NOTEBOOK...
+    python -m bench.floor [--preload MODULE,...] JOBS NOTEBOOK...
 
 A parent imports once what the notebooks import (numpy, pandas, matplotlib,
 the hidden checks), then for each notebook forks a child that runs the

@@ -1,6 +1,6 @@
 """`make bench`: one class graded three ways, timed side by side, and where the time goes.
 
-    python -m coursekit.bench [--learners 20] [--runs 3] [--sizes 15,45,135] [--jobs N]
+    python -m bench [--learners 20] [--runs 3] [--sizes 15,45,135] [--jobs N]
 
 A class of simulated learners (the reference, the untouched release, and the
 catalog's mistakes and variants in turn) submits both notebooks. The same
@@ -12,11 +12,11 @@ submissions are then graded, each run in a fresh copy of the course
    configuration, so its kernels are warm too; once more, for reference, with
    `--SandboxedExecute.warm_kernels=False`: one bwrap and one Python per kernel);
 2. make grade: `python -m coursekit.grading -j N` (a LocalCluster of N workers), and
-   the fork pool it replaced (`coursekit.bench_pool`), compared in CPU-seconds of the
+   the fork pool it replaced (`bench.pool`), compared in CPU-seconds of the
    whole process tree (wall clock too, which needs a quiet machine to compare);
 3. floor: the graded notebooks (hidden tests restored, outputs cleared)
    executed with bare nbclient in N parallel processes, no nbgrader at all;
-   and the physical floor (`coursekit.bench_floor`: a fork of a warm parent
+   and the physical floor (`bench.floor`: a fork of a warm parent
    per notebook exec-ing its cells with the checks in-process);
 4. plain nbgrader: `nbgrader autograde` with nbgrader's own defaults (no
    sandbox, its Execute, the hidden checks imported in the learner's kernel).
@@ -58,8 +58,9 @@ from pathlib import Path
 
 import nbformat
 
+from bench import cpu as bench_cpu
 from catalog import catalogs
-from coursekit import bench_cpu, cells, submissions
+from coursekit import cells, submissions
 from coursekit.grading import budget, gradebook
 from coursekit.grading.__main__ import default_jobs
 from coursekit.release import venv_environment
@@ -107,7 +108,7 @@ def timed(action) -> float:
 
 def cpu_timed(action) -> tuple[float, float]:
     """Wall seconds, and CPU seconds of every process it ran, the kernels too where the
-    machine lets a cgroup count them (coursekit.bench_cpu: os.times misses them)."""
+    machine lets a cgroup count them (bench.cpu: os.times misses them)."""
     return bench_cpu.measured(action)
 
 
@@ -132,9 +133,9 @@ def plain_nbgrader(template: Course, path: Path) -> Course:
 
 
 def physical_floor(paths: list[str], jobs: int, *options: str) -> tuple[float, float]:
-    """Wall and CPU seconds of coursekit.bench_floor on these notebooks (its own count)."""
+    """Wall and CPU seconds of bench.floor on these notebooks (its own count)."""
     done = subprocess.run(
-        [sys.executable, "-m", "coursekit.bench_floor", *options, str(jobs), *paths],
+        [sys.executable, "-m", "bench.floor", *options, str(jobs), *paths],
         env=venv_environment(),
         check=True,
         capture_output=True,
@@ -145,9 +146,9 @@ def physical_floor(paths: list[str], jobs: int, *options: str) -> tuple[float, f
 
 
 def pool_grade(course: Course, jobs: int) -> None:
-    """The class graded by the fork pool `make grade` was before Dask (coursekit.bench_pool)."""
+    """The class graded by the fork pool `make grade` was before Dask (bench.pool)."""
     subprocess.run(
-        [sys.executable, "-m", "coursekit.bench_pool", str(course.root), str(jobs)],
+        [sys.executable, "-m", "bench.pool", str(course.root), str(jobs)],
         cwd=course.root,
         env=venv_environment(),
         check=True,

@@ -1,6 +1,6 @@
 """`make bench`'s reference: a class graded as `make grade` did before Dask, by a fork pool.
 
-    python -m coursekit.bench_pool ROOT JOBS
+    python -m bench.pool ROOT JOBS
 
 Only for the benchmark's comparison of the LocalCluster with the process pool
 it replaced. It does what that `make grade --quiet` did, step for step (its

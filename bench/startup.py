@@ -1,6 +1,6 @@
 """CPU a sandboxed kernel costs until it is ready, per launch way: a micro-benchmark.
 
-    python -m coursekit.sandbox.startup_bench [--kernels N] [--modes bwrap warm]
+    python -m bench.startup [--kernels N] [--modes bwrap warm]
 
 Starts N kernels one after another in each mode (as `LearnerKernel` does:
 sandbox, Python, ipykernel, kernel_info) and counts the CPU time, user +
