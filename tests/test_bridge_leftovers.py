@@ -11,10 +11,12 @@ point, is kept.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,9 +95,17 @@ def test_a_killed_graders_folder_is_swept_and_a_live_ones_kept(case):
     assert not kept.exists()  # gone once its grader is
 
 
-def test_a_folder_holding_anything_else_or_a_socket_in_use_is_kept(tmp_path):
-    base = tmp_path / "base"
-    base.mkdir()
+@pytest.fixture
+def short_base():
+    """A folder with a short path: a Unix socket's path must fit in 108 bytes, and
+    pytest's tmp_path under xdist does not leave room for bridge-<pid>-<name>/bridge.sock."""
+    base = Path(tempfile.mkdtemp(prefix="bl-", dir="/tmp"))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_folder_holding_anything_else_or_a_socket_in_use_is_kept(short_base):
+    base = short_base
     dead = subprocess.Popen(["true"])
     dead.wait()
     odd = base / f"bridge-{dead.pid}-odd"
