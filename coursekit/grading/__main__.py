@@ -125,29 +125,29 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
-def progress_line(done: int, total: int, outcome: worker.GradingOutcome, found: list[dict]) -> str:
+def progress_line(
+    done: int, total: int, outcome: worker.GradingOutcome, found: list[incidents.Incident]
+) -> str:
     mark = "✓" if outcome.ok else "✗ 채점 실패"
     line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
     line += f"{mark} {outcome.seconds:.1f} s"
     if outcome.attempts > 1 and outcome.ok:
         line += f" ({outcome.attempts}번째 시도)"
     if found:
-        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i["ename"] for i in found}))
+        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i.name for i in found}))
     return line
 
 
 def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
     """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
     autograde scores a missing one): the tasks left to grade, the unreadable ones with their
-    Korean reasons, and the incidents report begun with them."""
+    incidents, and the incidents report begun with them."""
     invalid = gradebook.invalid_submissions(root, tasks)
-    report: dict[str, dict[str, list[dict]]] = {}
-    for (assignment, student), reason in invalid.items():
+    report: dict[str, dict[str, list[incidents.Incident]]] = {}
+    for (assignment, student), incident in invalid.items():
         gradebook.grade_unreadable(root, db_url, course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
-        report.setdefault(assignment, {})[student] = [
-            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
-        ]
+        gradebook.write_unreadable_notebooks(root, assignment, student, incident)
+        report.setdefault(assignment, {})[student] = [incident]
     return [t for t in tasks if t not in invalid], invalid, report
 
 
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
     if not args.quiet:
         print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
         for assignment, student in invalid:
-            print(f"  {assignment} · {student}: {invalid[(assignment, student)]}")
+            print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
     failed: list[worker.GradingOutcome] = []
     written: list[tuple[str, str]] = []
     extra = nbgrader_args(args, db_url)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from coursekit.grading import bundle, task, worker
 from coursekit.grading.cluster import ClusterError, held_task_warning
-from coursekit.grading.driver import Driver, lost_incident
+from coursekit.grading.driver import Driver
+from coursekit.grading.incidents import Incident
 
 
 def _lost_scheduler() -> tuple[type[BaseException], ...]:
@@ -35,7 +36,7 @@ LOST_SCHEDULER = _lost_scheduler()
 @dataclass
 class Graded:
     outcome: worker.GradingOutcome
-    incidents: list[dict[str, str]]
+    incidents: list[Incident]
     written: bool  # False: the same result was already in the gradebook
 
 
@@ -158,13 +159,13 @@ class ClassRun:
         error = future.exception()
         if isinstance(error, KilledWorker):
             tries = self._allowed_failures()
-            reason = self.driver.record_lost(
+            lost = self.driver.record_lost(
                 assignment, student, submission.digest, self.course, tries
             )
             self.per_worker["(죽은 작업자)"].append(0.0)
             return Graded(
                 worker.GradingOutcome(assignment, student, True, 0.0, tries),
-                [lost_incident(reason)],
+                [lost],
                 True,
             )
         if error is not None:

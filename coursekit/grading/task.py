@@ -25,12 +25,14 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from coursekit.grading import incidents
 from coursekit.grading.bundle import (
     DEFINITIONS_DB,
     CourseBundle,
     safe_relative,
     use_environment_bin,
 )
+from coursekit.grading.incidents import Incident
 from coursekit.safe_exchange import plain_copy
 from coursekit.safe_exchange.collect import PlainFileLimits
 from coursekit.safe_exchange.names import kept_path
@@ -47,7 +49,6 @@ IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "courseki
 # (nbgrader copies the other files into autograded/ in time quadratic in their number).
 MAX_FILES = PlainFileLimits.max_files.default_value
 NBGRADER_FILES = plain_copy.FIRST
-FILES_LEFT_OUT = "SubmissionFilesLeftOut"
 
 
 class SandboxRefusedError(RuntimeError):
@@ -90,7 +91,7 @@ class Result:
     timestamp: datetime | None = None
     notebooks: dict[str, NotebookRows] = field(default_factory=dict)
     autograded: dict[str, bytes] = field(default_factory=dict)
-    incidents: list[dict[str, str]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
     budget: list[str] = field(default_factory=list)  # JSON lines, when --budget
 
@@ -131,12 +132,8 @@ def read_submission(
     )
 
 
-def left_out_incident(submission: Submission) -> dict[str, str]:
-    reason = (
-        f"제출 폴더의 파일 {submission.left_out}개는 채점에 넘기지 않았습니다: 한 제출물에서 "
-        f"노트북을 먼저, 모두 {MAX_FILES}개까지만 채점합니다."
-    )
-    return {"cell": "*", "ename": FILES_LEFT_OUT, "reason": reason}
+def left_out_incident(submission: Submission) -> Incident:
+    return incidents.files_left_out(submission.left_out, MAX_FILES)
 
 
 def plugin_name(bundle: CourseBundle) -> str:
@@ -289,7 +286,6 @@ def read_outcome(result: Result, db_url: str, folder: Path) -> None:
     import nbformat
 
     from coursekit import cells
-    from coursekit.grading import incidents
 
     assignment, student = result.assignment, result.student
     submitted = folder / "submitted" / student / assignment
