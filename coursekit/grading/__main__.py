@@ -39,7 +39,7 @@ import os
 import time
 from pathlib import Path
 
-from coursekit.grading import cluster, distribute, gradebook, incidents, worker
+from coursekit.grading import cluster, distribute, gradebook, incidents, task, worker
 from coursekit.grading.execute import UNSAFE_WARNING
 from coursekit.sandbox import policy
 
@@ -125,9 +125,8 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
-def progress_line(
-    done: int, total: int, outcome: worker.GradingOutcome, found: list[incidents.Incident]
-) -> str:
+def progress_line(done: int, total: int, outcome: task.Result) -> str:
+    found = outcome.incidents
     mark = "✓" if outcome.ok else "✗ 채점 실패"
     line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
     line += f"{mark} {outcome.seconds:.1f} s"
@@ -178,7 +177,7 @@ def main(argv=None) -> int:
         print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
-    failed: list[worker.GradingOutcome] = []
+    failed: list[task.Result] = []
     written: list[tuple[str, str]] = []
     extra = nbgrader_args(args, db_url)
     budget_file = str(args.budget.resolve()) if args.budget else None
@@ -198,16 +197,15 @@ def main(argv=None) -> int:
                 quiet=args.quiet,
             )
             total -= run.skipped  # graded before with the same files and course
-            for done, graded in enumerate(run.results(), start=len(invalid) + 1):
-                outcome, found = graded.outcome, graded.incidents
-                if found:
-                    report.setdefault(outcome.assignment, {})[outcome.student] = found
-                if not outcome.ok:
-                    failed.append(outcome)
+            for done, result in enumerate(run.results(), start=len(invalid) + 1):
+                if result.incidents:
+                    report.setdefault(result.assignment, {})[result.student] = result.incidents
+                if not result.ok:
+                    failed.append(result)
                 else:
-                    written.append((outcome.assignment, outcome.student))
+                    written.append((result.assignment, result.student))
                 if not args.quiet:
-                    run.echo(progress_line(done, total, outcome, found))
+                    run.echo(progress_line(done, total, result))
     except cluster.ClusterError as error:
         print(f"채점을 마치지 못했습니다: {error}", file=sys.stderr)
         return 3

@@ -79,21 +79,25 @@ class NotebookRows:
 
 @dataclass
 class Result:
+    """One graded submission, the one type from the worker that graded it to the driver
+    that writes it and make grade's progress lines and summary."""
+
     assignment: str
     student: str
-    digest: str
-    course: str  # the bundle's digest
-    ok: bool
-    seconds: float
-    attempts: int
-    worker: str
+    ok: bool  # False: grading itself broke (errors say why); nothing is written
+    seconds: float = 0.0
+    attempts: int = 1
     errors: list[str] = field(default_factory=list)
+    digest: str = ""  # of the submitted files
+    course: str = ""  # the digest of the bundle it was graded with
+    worker: str = ""  # the Dask worker's address
     timestamp: datetime | None = None
     notebooks: dict[str, NotebookRows] = field(default_factory=dict)
     autograded: dict[str, bytes] = field(default_factory=dict)
     incidents: list[Incident] = field(default_factory=list)
     verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
     budget: list[str] = field(default_factory=list)  # JSON lines, when --budget
+    written: bool = False  # set by the driver's side: False when it was already in the gradebook
 
 
 def files_digest(files: dict[str, bytes], extension: timedelta | None = None) -> str:
@@ -223,21 +227,11 @@ class CoursePlugin(WorkerPlugin):
         worker.init_worker(
             str(self.folder), [f"--CourseDirectory.db_url={db_url}", *extra_args], budget_file
         )
-        outcome = worker.grade((assignment, student))
-        result = Result(
-            assignment,
-            student,
-            submission.digest,
-            self.bundle.digest,
-            outcome.ok,
-            outcome.seconds,
-            outcome.attempts,
-            address,
-            outcome.errors,
-        )
+        result = worker.grade((assignment, student))
+        result.digest, result.course, result.worker = submission.digest, self.bundle.digest, address
         if budget_file and Path(budget_file).exists():
             result.budget = Path(budget_file).read_text(encoding="utf-8").splitlines()
-        if outcome.ok:
+        if result.ok:
             read_outcome(result, db_url, self.folder)
         return result
 
