@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit.course import load_config
-from coursekit.grading import gradebook, incidents, worker
+from coursekit.grading import gradebook, incidents, task, worker
 from coursekit.grading.__main__ import find_submissions, score_unreadable, summary
 from coursekit.grading.execute import start_warm_parent
 from coursekit.sandbox import policy
@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     gradebook.prepare(db_url, course.course_id, tasks)
     tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
     started = time.perf_counter()
-    failed: list[worker.GradingOutcome] = []
+    failed: list[task.Result] = []
     worker.preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
     if zygote is not None:
         zygote.wait_started()
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     extra = [f"--CourseDirectory.db_url={db_url}"]
     jobs = max(1, min(jobs, len(tasks) or 1))
     with ProcessPoolExecutor(jobs, context, worker.init_worker, (str(root), extra)) as pool:
-        for future in as_completed([pool.submit(worker.grade, task) for task in tasks]):
+        for future in as_completed([pool.submit(worker.grade, job) for job in tasks]):
             outcome = future.result()
             found = graded_incidents(root, outcome.assignment, outcome.student)
             if found:

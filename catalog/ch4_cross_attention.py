@@ -12,7 +12,9 @@ arrays, so causal_mask and padding_mask mistakes reach no other visible cell
 except through masked_self_attention.
 
 The notebook deletes its demonstration global `n`, so code that reads `n`
-raises NameError there; `d_k` (4, the seed's) stays defined.
+raises NameError there; `d_k` (4, the seed's) stays defined, and the
+translator's names (X_dec, X_enc, H_enc, ...) are defined only in the last
+cells, after every test.
 
 Lines that read notebook globals on purpose carry `# noqa: F821`.
 """
@@ -521,6 +523,21 @@ def multi_head_cross_attention__enc_mask_ignored(
     Q, K, V = X_dec @ W_Q, H_enc @ W_K, H_enc @ W_V
     heads_out, weights = scaled_dot_product_attention(
         split_heads(Q, h), split_heads(K, h), split_heads(V, h)
+    )
+    return merge_heads(heads_out) @ W_O, weights
+
+
+@catalog.mistake(fails=CROSS_ALL)
+def multi_head_cross_attention__reads_notebook_globals(
+    X_dec, X_enc, W_Q, W_K, W_V, W_O, h, enc_mask=None
+):
+    # The page's last cell calls the Encoder's output H_enc: keys and values from the
+    # notebook's H_enc, not from the argument (named X_enc here). The notebook defines
+    # H_enc only after the tests, so every cross-attention cell fails.
+    Q, K, V = X_dec @ W_Q, H_enc @ W_K, H_enc @ W_V  # noqa: F821
+    mask = None if enc_mask is None else enc_mask[None, None, :]
+    heads_out, weights = scaled_dot_product_attention(
+        split_heads(Q, h), split_heads(K, h), split_heads(V, h), mask=mask
     )
     return merge_heads(heads_out) @ W_O, weights
 

@@ -180,8 +180,8 @@ def diagnose(cell, notebook_functions: list[Function]) -> Diagnosis:
     outputs = errors(cell)
     enames = [o.get("ename", "") for o in outputs]
 
-    for record in incidents.of_cell(cell):  # a grading guard's own Korean reason comes first
-        return Diagnosis(WRONG, record["reason"])
+    for incident in incidents.of_cell(cell):  # a grading guard's own Korean reason comes first
+        return Diagnosis(WRONG, incident.text)
     if "CellTimeoutError" in enames:
         evalue = next(o.get("evalue", "") for o in outputs if o.get("ename") == "CellTimeoutError")
         message = evalue if _is_korean(evalue) else MESSAGES["timeout"]

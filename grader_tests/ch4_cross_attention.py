@@ -37,11 +37,32 @@ from . import shared
 from .shared import MERGE_HEADS_MISTAKES, SPLIT_HEADS_MISTAKES
 
 ASSIGNMENT = "ch4_cross_attention"
-# Top-level names of the seed a learner function may read instead of its
-# arguments: the set ch3 declares, kept as it was so that no verdict changes.
-NOTEBOOK_GLOBALS = frozenset(
-    {"n", "h", "d_model", "d_head", "d_k", "words", "X", "Q", "K", "V", "Qh", "Kh", "Vh"}
-)
+# The names this notebook defines at top level, which a learner function may read
+# instead of its arguments (tests/test_catalog_in_process.py checks them against
+# source/ch4_cross_attention/): the seed's, the demonstration's n (deleted after it),
+# and the translator's in the last cells (X_dec, X_enc, H_enc, ...).
+SEED_GLOBALS = {"rng", "d_k", "Q", "K", "V", "scores", "weights", "out", "n"}
+TRANSLATOR_GLOBALS = {
+    "enc_tokens",
+    "dec_tokens",
+    "X_dec",
+    "X_enc",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "W_O",
+    "h",
+    "H_enc",
+    "w_enc",
+    "dec_self",
+    "w_self",
+    "dec_cross",
+    "w_cross",
+}
+NOTEBOOK_GLOBALS = frozenset(SEED_GLOBALS | TRANSLATOR_GLOBALS)
+# The title of reads_notebook_globals names the globals the function read: the
+# translator's (X_dec, H_enc, ...) are easily taken for its arguments.
+READS_GLOBALS_TITLE = "함수 안에서 노트북 전역 변수({names})를 읽어 노트북의 예제에서만 맞습니다"
 
 # Composite functions are graded on their own code: a wrong helper loses points
 # in its own cells, not again here.
@@ -525,8 +546,8 @@ CROSS_MISTAKES = (
 CHECKS = HiddenChecks(
     ASSIGNMENT,
     reference=ref,
-    # The translator example reuses ch3's names (n, h, d_model, Q, K, V, …).
     notebook_globals=NOTEBOOK_GLOBALS,
+    reads_globals_title=READS_GLOBALS_TITLE,
     checks=[
         HiddenCheck(
             "split_heads_random_shapes",

@@ -70,7 +70,7 @@ def test_only_the_cgroups_counts_record_a_memory_incident(warm_kernels, tmp_path
         memory_limit_mb=CAP_MB, warm_kernels=warm_kernels, timeout=60, notebook_timeout=0
     )
     nb, _ = execute.preprocess(nb, {"metadata": {"path": str(tmp_path)}})  # the kernel's folder
-    found = [[i["ename"] for i in incidents.of_cell(cell)] for cell in nb.cells]
+    found = [[i.name for i in incidents.of_cell(cell)] for cell in nb.cells]
     assert found == [
         [],
         [],
@@ -80,7 +80,7 @@ def test_only_the_cgroups_counts_record_a_memory_incident(warm_kernels, tmp_path
         [incidents.NOT_RUN],
     ]
     assert nb.cells[0].outputs[0]["ename"] == "MemoryError"  # the learner's own error, shown
-    assert f"{CAP_MB} MiB" in incidents.of_cell(nb.cells[2])[0]["reason"]
+    assert f"{CAP_MB} MiB" in incidents.of_cell(nb.cells[2])[0].text
 
 
 def test_without_a_memory_cgroup_no_memory_incident_is_inferred(monkeypatch, tmp_path):

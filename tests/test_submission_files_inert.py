@@ -272,9 +272,7 @@ def test_each_rename_is_recorded_with_its_korean_reason(course, learner, renamed
 
 def note_incidents(sandbox, learner: str) -> list[str]:
     nb = sandbox.autograded_notebook(learner, ASSIGNMENT)
-    return [
-        i["reason"] for i in incidents.in_notebook(nb) if i["ename"] == incidents.SUBMISSION_FILES
-    ]
+    return [i.text for i in incidents.in_notebook(nb) if i.name == incidents.SUBMISSION_FILES]
 
 
 def test_stock_autograde_notes_in_the_notebook_what_it_did_to_a_hand_copy(course):

@@ -20,11 +20,13 @@ failed check's verdict carries for the TA report's clusters.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
 from .core import (
+    READS_NOTEBOOK_GLOBALS,
     Case,
     CaseResults,
     Evidence,
@@ -65,7 +67,12 @@ class HiddenCheck:
 
 
 class HiddenChecks:
-    """Every hidden check of one assignment, in notebook order."""
+    """Every hidden check of one assignment, in notebook order.
+
+    `reads_globals_title`: the assignment's own title of `reads_notebook_globals`,
+    in which `{names}` becomes the notebook globals the function read (the
+    advice stays the check's). Without it, the shared title.
+    """
 
     def __init__(
         self,
@@ -74,12 +81,14 @@ class HiddenChecks:
         reference: ModuleType,
         notebook_globals: Iterable[str],
         checks: Sequence[HiddenCheck],
+        reads_globals_title: str | None = None,
     ):
         self.assignment = assignment
         self.reference = reference
-        # Names the notebook's setup cells define: a learner function that reads
-        # one of them instead of its arguments is right on the seed only.
+        # Names the notebook defines at top level: a learner function that reads
+        # one of them instead of its arguments is right on the notebook's example only.
         self.notebook_globals = frozenset(notebook_globals)
+        self.reads_globals_title = reads_globals_title
         self._checks = {c.grade_id: c for c in checks}
         if len(self._checks) != len(checks):
             raise ValueError(f"{assignment}: two hidden checks share a grade_id")
@@ -184,6 +193,8 @@ class HiddenChecks:
                     problem=mismatch.problem, expected=mismatch.expected, got=mismatch.got
                 )
         found = matching_misconception(evidence, declared.misconceptions)
+        if found is not None and found.key == READS_NOTEBOOK_GLOBALS.key:
+            found = self._reads_globals(evidence, found)
         return self._verdict(
             declared,
             outcome,
@@ -193,6 +204,13 @@ class HiddenChecks:
             probe=probe,
             **details,
         )
+
+    def _reads_globals(self, evidence: Evidence, found: Misconception) -> Misconception:
+        """A global read in the assignment's own title, naming the globals this function read."""
+        if self.reads_globals_title is None:
+            return found
+        names = ", ".join(sorted(evidence.globals_read())) or "?"
+        return dataclasses.replace(found, title=self.reads_globals_title.format(names=names))
 
     def _verdict(self, declared: HiddenCheck, outcome: str, **fields) -> Verdict:
         return Verdict(

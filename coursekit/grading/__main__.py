@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 from coursekit.course import add_root_argument
-from coursekit.grading import cluster, distribute, gradebook, incidents, worker
+from coursekit.grading import cluster, distribute, gradebook, incidents, task, worker
 from coursekit.grading.execute import UNSAFE_WARNING
 from coursekit.sandbox import policy
 
@@ -126,29 +126,28 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
-def progress_line(done: int, total: int, outcome: worker.GradingOutcome, found: list[dict]) -> str:
+def progress_line(done: int, total: int, outcome: task.Result) -> str:
+    found = outcome.incidents
     mark = "✓" if outcome.ok else "✗ 채점 실패"
     line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
     line += f"{mark} {outcome.seconds:.1f} s"
     if outcome.attempts > 1 and outcome.ok:
         line += f" ({outcome.attempts}번째 시도)"
     if found:
-        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i["ename"] for i in found}))
+        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i.name for i in found}))
     return line
 
 
 def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
     """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
     autograde scores a missing one): the tasks left to grade, the unreadable ones with their
-    Korean reasons, and the incidents report begun with them."""
+    incidents, and the incidents report begun with them."""
     invalid = gradebook.invalid_submissions(root, tasks)
-    report: dict[str, dict[str, list[dict]]] = {}
-    for (assignment, student), reason in invalid.items():
+    report: dict[str, dict[str, list[incidents.Incident]]] = {}
+    for (assignment, student), incident in invalid.items():
         gradebook.grade_unreadable(root, db_url, course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(root, assignment, student, reason)
-        report.setdefault(assignment, {})[student] = [
-            {"cell": "*", "ename": incidents.INVALID_NOTEBOOK, "reason": reason}
-        ]
+        gradebook.write_unreadable_notebooks(root, assignment, student, incident)
+        report.setdefault(assignment, {})[student] = [incident]
     return [t for t in tasks if t not in invalid], invalid, report
 
 
@@ -178,8 +177,8 @@ def main(argv=None) -> int:
     if not args.quiet:
         print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
         for assignment, student in invalid:
-            print(f"  {assignment} · {student}: {invalid[(assignment, student)]}")
-    failed: list[worker.GradingOutcome] = []
+            print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
+    failed: list[task.Result] = []
     written: list[tuple[str, str]] = []
     extra = nbgrader_args(args, db_url)
     budget_file = str(args.budget.resolve()) if args.budget else None
@@ -199,16 +198,15 @@ def main(argv=None) -> int:
                 quiet=args.quiet,
             )
             total -= run.skipped  # graded before with the same files and course
-            for done, graded in enumerate(run.results(), start=len(invalid) + 1):
-                outcome, found = graded.outcome, graded.incidents
-                if found:
-                    report.setdefault(outcome.assignment, {})[outcome.student] = found
-                if not outcome.ok:
-                    failed.append(outcome)
+            for done, result in enumerate(run.results(), start=len(invalid) + 1):
+                if result.incidents:
+                    report.setdefault(result.assignment, {})[result.student] = result.incidents
+                if not result.ok:
+                    failed.append(result)
                 else:
-                    written.append((outcome.assignment, outcome.student))
+                    written.append((result.assignment, result.student))
                 if not args.quiet:
-                    run.echo(progress_line(done, total, outcome, found))
+                    run.echo(progress_line(done, total, result))
     except cluster.ClusterError as error:
         print(f"채점을 마치지 못했습니다: {error}", file=sys.stderr)
         return 3

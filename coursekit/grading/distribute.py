@@ -15,11 +15,10 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 from concurrent.futures import CancelledError
-from dataclasses import dataclass
 
-from coursekit.grading import bundle, task, worker
+from coursekit.grading import bundle, task
 from coursekit.grading.cluster import ClusterError, held_task_warning
-from coursekit.grading.driver import Driver, lost_incident
+from coursekit.grading.driver import Driver
 
 
 def _lost_scheduler() -> tuple[type[BaseException], ...]:
@@ -30,13 +29,6 @@ def _lost_scheduler() -> tuple[type[BaseException], ...]:
 
 # What the client raises when the scheduler is gone.
 LOST_SCHEDULER = _lost_scheduler()
-
-
-@dataclass
-class Graded:
-    outcome: worker.GradingOutcome
-    incidents: list[dict[str, str]]
-    written: bool  # False: the same result was already in the gradebook
 
 
 class ClassRun:
@@ -151,46 +143,48 @@ class ClassRun:
             self.bar = None
             self.driver.close()
 
-    def _finish(self, future, submission: task.Submission) -> Graded:
+    def _finish(self, future, submission: task.Submission) -> task.Result:
         from distributed import KilledWorker
 
         assignment, student = submission.assignment, submission.student
         error = future.exception()
         if isinstance(error, KilledWorker):
             tries = self._allowed_failures()
-            reason = self.driver.record_lost(
+            lost = self.driver.record_lost(
                 assignment, student, submission.digest, self.course, tries
             )
             self.per_worker["(죽은 작업자)"].append(0.0)
-            return Graded(
-                worker.GradingOutcome(assignment, student, True, 0.0, tries),
-                [lost_incident(reason)],
-                True,
+            return task.Result(
+                assignment, student, True, attempts=tries, incidents=[lost], written=True
             )
         if error is not None:
             if isinstance(error, (CancelledError, *LOST_SCHEDULER)):
                 raise error
             message = f"{type(error).__name__}: {error}"
-            return Graded(
-                worker.GradingOutcome(assignment, student, False, 0.0, 1, [message]), [], False
-            )
+            return task.Result(assignment, student, False, errors=[message])
         result: task.Result = future.result()
         self.per_worker[result.worker].append(result.seconds)
-        outcome = worker.GradingOutcome(
-            assignment, student, result.ok, result.seconds, result.attempts, result.errors
-        )
         if result.course != self.bundle.digest:  # graded with another version of the course
-            outcome.ok, outcome.errors = False, ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"]
-        if not outcome.ok:
-            return Graded(outcome, [], False)
-        written = self.driver.apply(result, self.course)
-        if written and self.budget_file and result.budget:
+            return task.Result(
+                assignment,
+                student,
+                False,
+                result.seconds,
+                result.attempts,
+                ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"],
+            )
+        if not result.ok:
+            return result
+        result.written = self.driver.apply(result, self.course)
+        if result.written and self.budget_file and result.budget:
             with open(self.budget_file, "a", encoding="utf-8") as out:
                 out.write("\n".join(result.budget) + "\n")
-        found = result.incidents
+        # Written: the files and rows are in the gradebook and autograded/ now, and the
+        # result goes on to make grade's lines without its copy of them.
+        result.autograded, result.notebooks, result.verdicts, result.budget = {}, {}, {}, []
         if submission.left_out:
-            found = [*found, task.left_out_incident(submission)]
-        return Graded(outcome, found, written)
+            result.incidents.append(task.left_out_incident(submission))
+        return result
 
     @staticmethod
     def _allowed_failures() -> int:

@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook, SubmittedAssignment
 from sqlalchemy import Column, DateTime, MetaData, String, Table, and_, delete, select
 from sqlalchemy.exc import SAWarning
 
-from coursekit.grading import gradebook
+from coursekit.grading import gradebook, incidents
 from coursekit.grading.bundle import safe_relative
 from coursekit.grading.once_per_notebook import CommitAtEnd
 from coursekit.grading.task import Result
@@ -35,13 +35,6 @@ LEDGER = Table(
     Column("digest", String(64), nullable=False),  # of the submitted files
     Column("course", String(64), nullable=False),  # of the course bundle
     Column("graded_at", DateTime, nullable=False),
-)
-
-# The incident name of a submission make grade gave up on: the workers grading it kept dying.
-WORKER_LOST = "GradingWorkerLost"
-WORKER_LOST_REASON = (
-    "이 제출물을 채점하던 작업자 프로세스가 {tries}번 연달아 죽어 채점을 포기했습니다 "
-    "(커널 밖에서 채점기를 멈추게 하는 제출물). 모든 칸이 0점이며, 조교가 직접 확인해야 합니다."
 )
 
 
@@ -275,20 +268,17 @@ class Driver:
 
     def record_lost(
         self, assignment: str, student: str, digest: str, course: str, tries: int
-    ) -> str:
-        """A submission whose workers kept dying: 0 on every cell, the reason in its notebook."""
+    ) -> incidents.Incident:
+        """A submission whose workers kept dying: 0 on every cell, and in its notebook's test
+        cells the GradingWorkerLost incident (what the TA report reads) that it returns."""
         started, cpu = time.perf_counter(), time.process_time()
-        reason = WORKER_LOST_REASON.format(tries=tries)
+        lost = incidents.worker_lost(tries)
         gradebook.grade_unreadable(self.root, self.db_url, self.course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(self.root, assignment, student, reason)
+        gradebook.write_unreadable_notebooks(self.root, assignment, student, lost)
         with Gradebook(self.db_url, self.course_id) as gb:
             self._record(gb.db, assignment, student, digest, course)
             gb.db.commit()
         self.wall += time.perf_counter() - started
         self.cpu += time.process_time() - cpu
         self.written += 1
-        return reason
-
-
-def lost_incident(reason: str) -> dict[str, str]:
-    return {"cell": "*", "ename": WORKER_LOST, "reason": reason}
+        return lost

@@ -45,17 +45,15 @@ def prepare(db_url: str, course_id: str, tasks) -> None:
             gb.update_or_create_student(student)
 
 
-def invalid_submissions(root: Path, tasks) -> dict[tuple[str, str], str]:
-    """(assignment, learner) -> Korean reason, for submissions with an unreadable notebook."""
+def invalid_submissions(root: Path, tasks) -> dict[tuple[str, str], incidents.Incident]:
+    """(assignment, learner) -> why, for submissions with an unreadable notebook."""
     invalid = {}
     for assignment, student in tasks:
         for path in sorted((root / "submitted" / student / assignment).glob("*.ipynb")):
             # as autograde's sanitize step reads it: within bounds, repaired (grading.shapes)
             reason = shapes.unreadable(path)
             if reason is not None:
-                invalid[(assignment, student)] = (
-                    f"{path.name} 을(를) 노트북으로 읽을 수 없어 모든 칸이 0점입니다 ({reason})"
-                )
+                invalid[(assignment, student)] = incidents.unreadable_notebook(path.name, reason)
     return invalid
 
 
@@ -83,11 +81,14 @@ def grade_unreadable(root: Path, db_url: str, course_id: str, assignment: str, s
         gb.db.commit()
 
 
-def write_unreadable_notebooks(root: Path, assignment: str, student: str, reason: str) -> None:
-    """An autograded notebook that shows the reason in every test cell (formgrader, TA report).
+def write_unreadable_notebooks(
+    root: Path, assignment: str, student: str, incident: incidents.Incident
+) -> None:
+    """An autograded notebook that shows why in every test cell (formgrader, TA report).
 
-    It is the release notebook with the reason as each test cell's error
-    output; the gradebook keeps the zeros written by `grade_unreadable`.
+    It is the release notebook with the submission's incident (an unreadable
+    notebook, or workers that kept dying) recorded in each test cell and shown
+    as its error output; the gradebook keeps the zeros written by `grade_unreadable`.
     """
     folder = root / "autograded" / student / assignment
     for path in sorted((root / "release" / assignment).glob("*.ipynb")):
@@ -95,7 +96,7 @@ def write_unreadable_notebooks(root: Path, assignment: str, student: str, reason
         for cell in nb.cells:
             if cells.is_test(cell):
                 cell.outputs = []
-                incidents.add(cell, incidents.INVALID_NOTEBOOK, reason)
+                incidents.put(cell, incident)
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, folder / path.name)
 

@@ -25,12 +25,14 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from coursekit.grading import incidents
 from coursekit.grading.bundle import (
     DEFINITIONS_DB,
     CourseBundle,
     safe_relative,
     use_environment_bin,
 )
+from coursekit.grading.incidents import Incident
 from coursekit.safe_exchange import plain_copy
 from coursekit.safe_exchange.collect import PlainFileLimits
 from coursekit.safe_exchange.names import kept_path
@@ -45,7 +47,6 @@ IMPORTERS = ("coursekit.grading.trusted", "coursekit.grading.execute", "courseki
 # (nbgrader copies the other files into autograded/ in time quadratic in their number).
 MAX_FILES = PlainFileLimits.max_files.default_value
 NBGRADER_FILES = plain_copy.FIRST
-FILES_LEFT_OUT = "SubmissionFilesLeftOut"
 
 
 class SandboxRefusedError(RuntimeError):
@@ -76,21 +77,25 @@ class NotebookRows:
 
 @dataclass
 class Result:
+    """One graded submission, the one type from the worker that graded it to the driver
+    that writes it and make grade's progress lines and summary."""
+
     assignment: str
     student: str
-    digest: str
-    course: str  # the bundle's digest
-    ok: bool
-    seconds: float
-    attempts: int
-    worker: str
+    ok: bool  # False: grading itself broke (errors say why); nothing is written
+    seconds: float = 0.0
+    attempts: int = 1
     errors: list[str] = field(default_factory=list)
+    digest: str = ""  # of the submitted files
+    course: str = ""  # the digest of the bundle it was graded with
+    worker: str = ""  # the Dask worker's address
     timestamp: datetime | None = None
     notebooks: dict[str, NotebookRows] = field(default_factory=dict)
     autograded: dict[str, bytes] = field(default_factory=dict)
-    incidents: list[dict[str, str]] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
     verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
     budget: list[str] = field(default_factory=list)  # JSON lines, when --budget
+    written: bool = False  # set by the driver's side: False when it was already in the gradebook
 
 
 def files_digest(files: dict[str, bytes], extension: timedelta | None = None) -> str:
@@ -129,12 +134,8 @@ def read_submission(
     )
 
 
-def left_out_incident(submission: Submission) -> dict[str, str]:
-    reason = (
-        f"제출 폴더의 파일 {submission.left_out}개는 채점에 넘기지 않았습니다: 한 제출물에서 "
-        f"노트북을 먼저, 모두 {MAX_FILES}개까지만 채점합니다."
-    )
-    return {"cell": "*", "ename": FILES_LEFT_OUT, "reason": reason}
+def left_out_incident(submission: Submission) -> Incident:
+    return incidents.files_left_out(submission.left_out, MAX_FILES)
 
 
 def plugin_name(bundle: CourseBundle) -> str:
@@ -224,21 +225,11 @@ class CoursePlugin(WorkerPlugin):
         worker.init_worker(
             str(self.folder), [f"--CourseDirectory.db_url={db_url}", *extra_args], budget_file
         )
-        outcome = worker.grade((assignment, student))
-        result = Result(
-            assignment,
-            student,
-            submission.digest,
-            self.bundle.digest,
-            outcome.ok,
-            outcome.seconds,
-            outcome.attempts,
-            address,
-            outcome.errors,
-        )
+        result = worker.grade((assignment, student))
+        result.digest, result.course, result.worker = submission.digest, self.bundle.digest, address
         if budget_file and Path(budget_file).exists():
             result.budget = Path(budget_file).read_text(encoding="utf-8").splitlines()
-        if outcome.ok:
+        if result.ok:
             read_outcome(result, db_url, self.folder)
         return result
 
@@ -291,7 +282,6 @@ def read_outcome(result: Result, db_url: str, folder: Path) -> None:
     import nbformat
 
     from coursekit import cells
-    from coursekit.grading import incidents
 
     assignment, student = result.assignment, result.student
     submitted = folder / "submitted" / student / assignment

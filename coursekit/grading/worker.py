@@ -24,21 +24,11 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 
 from coursekit.grading import budget, once_per_notebook
+from coursekit.grading.task import Result
 
 ATTEMPTS = 3
-
-
-@dataclass
-class GradingOutcome:
-    assignment: str
-    student: str
-    ok: bool
-    seconds: float
-    attempts: int
-    errors: list[str] = field(default_factory=list)
 
 
 class _Collect(logging.Handler):
@@ -204,7 +194,9 @@ def autograde_once(assignment: str, student: str) -> tuple[bool, list[str]]:
     return True, collect.messages
 
 
-def grade(task: tuple[str, str]) -> GradingOutcome:
+def grade(task: tuple[str, str]) -> Result:
+    """Grade one learner's submission; the result has what autograde did, not yet its rows
+    and files (the caller reads them: task.read_outcome)."""
     assignment, student = task
     started = time.perf_counter()
     budget.BUDGET.reset()
@@ -216,13 +208,11 @@ def grade(task: tuple[str, str]) -> GradingOutcome:
             budget.append(_BUDGET_FILE, assignment, student, budget.BUDGET.record())
 
 
-def _grade(assignment: str, student: str, started: float) -> GradingOutcome:
+def _grade(assignment: str, student: str, started: float) -> Result:
     errors: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         ok, errors = autograde_once(assignment, student)
         if ok:
-            return GradingOutcome(assignment, student, True, time.perf_counter() - started, attempt)
+            return Result(assignment, student, True, time.perf_counter() - started, attempt)
         time.sleep(0.5 * attempt)
-    return GradingOutcome(
-        assignment, student, False, time.perf_counter() - started, ATTEMPTS, errors
-    )
+    return Result(assignment, student, False, time.perf_counter() - started, ATTEMPTS, errors)

@@ -108,14 +108,14 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             autograded = course.autograded_notebook(student, assignment)
             errors, verdicts = cells.error_texts(autograded), cells.verdict_records(autograded)
             # A guard's reason comes from the grader's record, never from an error's name.
-            guarded = {i["cell"]: i for i in incidents.in_notebook(autograded)}
+            guarded = {i.cell: i for i in incidents.in_notebook(autograded)}
             for grade in graded.grades:
                 if grade.needs_manual_grade:
                     result.manual_cells.append(grade.name)
                 elif grade.name in autograded_points and (grade.score or 0) < grade.max_score:
                     message = errors.get(grade.name, "")
                     if grade.name in guarded:
-                        message = "{ename}: {reason}".format(**guarded[grade.name])
+                        message = guarded[grade.name].line()
                     score = grade.score or 0
                     record = verdicts.get(grade.name)
                     result.failures.append(
