@@ -313,14 +313,19 @@ def run_class(c: Class) -> Class:
 
 def stock_collect(c: Class, role: str) -> None:
     """nbgrader's own ExchangeCollect of one learner, into a folder of its own."""
+    collect_one(ExchangeCollect, c, c.stock_root, c.course.db_url, c.accounts[role])
+
+
+def collect_one(kind, c: Class, root: Path, db_url: str, student: str) -> None:
+    """An nbgrader collect class (`kind`) run for one learner of `c` into `root`."""
     config = Config()
-    config.CourseDirectory.root = str(c.stock_root)
+    config.CourseDirectory.root = str(root)
     config.CourseDirectory.course_id = c.course.course_id
-    config.CourseDirectory.db_url = c.course.db_url
+    config.CourseDirectory.db_url = db_url
     config.CourseDirectory.assignment_id = ASSIGNMENT
-    config.CourseDirectory.student_id = c.accounts[role]
+    config.CourseDirectory.student_id = student
     config.Exchange.root = str(c.exchange)
-    ExchangeCollect(
+    kind(
         coursedir=CourseDirectory(config=config),
         authenticator=Authenticator(config=config),
         config=config,
@@ -683,18 +688,8 @@ def test_a_classmate_who_knows_a_submissions_name_can_change_nothing_in_it(klass
         "timestamp.txt",
     ]
     # Collect (as root here, the instructor's account on the hub) takes it whole.
-    config = Config()
-    config.CourseDirectory.root = str(tmp_path / "collected")
-    config.CourseDirectory.course_id = klass.course.course_id
-    config.CourseDirectory.db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
-    config.CourseDirectory.assignment_id = ASSIGNMENT
-    config.CourseDirectory.student_id = owner
-    config.Exchange.root = str(klass.exchange)
-    SafeExchangeCollect(
-        coursedir=CourseDirectory(config=config),
-        authenticator=Authenticator(config=config),
-        config=config,
-    ).start()
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    collect_one(SafeExchangeCollect, klass, tmp_path / "collected", db_url, owner)
     collected = tmp_path / "collected" / "submitted" / owner / ASSIGNMENT
     handed_in = (workspace / ASSIGNMENT / NOTEBOOK).read_bytes()
     assert (collected / NOTEBOOK).read_bytes() == handed_in
