@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import sys
 from pathlib import Path
 
 import nbformat
@@ -91,25 +92,38 @@ class CourseKit(Configurable):
             return cls()
         return _kit_of(str(config.parent), mtime_ns)
 
+    # The folder its packages are imported from (set by `of` and `Course.kit`): an installed
+    # `coursekit` command starts with its own bin/ on sys.path, not the course's folder.
+    course_root: Path | None = None
+
     @property
     def secret_packages(self) -> tuple[str, str]:
         """The instructor's packages graders import and learners never see."""
         return (self.solutions_package, self.checks_package)
 
     def solutions(self, assignment: str):
-        return importlib.import_module(f"{self.solutions_package}.{assignment}")
+        return self._import(f"{self.solutions_package}.{assignment}")
 
     def checks(self, assignment: str):
-        return importlib.import_module(f"{self.checks_package}.{assignment}")
+        return self._import(f"{self.checks_package}.{assignment}")
 
     def catalog(self):
-        return importlib.import_module(self.catalog_package)
+        return self._import(self.catalog_package)
+
+    def _import(self, name: str):
+        """A module of the course's own packages: its folder first, as use_course_packages does."""
+        folder = str(self.course_root) if self.course_root else None
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+        return importlib.import_module(name)
 
 
 @functools.lru_cache(maxsize=16)
 def _kit_of(root: str, mtime_ns: int) -> CourseKit:
     """Read once per version of the file (checks_of runs for every hidden check)."""
-    return CourseKit(config=load_config(Path(root)))
+    kit = CourseKit(config=load_config(Path(root)))
+    kit.course_root = Path(root)
+    return kit
 
 
 def contract_functions(assignment: str, kit: CourseKit | None = None) -> list[str]:
@@ -131,7 +145,9 @@ class Course:
 
     @functools.cached_property
     def kit(self) -> CourseKit:
-        return CourseKit(config=self.config)
+        kit = CourseKit(config=self.config)
+        kit.course_root = self.root
+        return kit
 
     @property
     def course_id(self) -> str:

@@ -25,6 +25,7 @@ SLOWEST_FIRST = (
     "ch3_multihead",
     "test_learner_facing",
     "test_new_assignment",
+    "second_course",  # a second course from nothing, through release, grade, report, export
     "grade_one_learner",
     "postgres",
     "test_release",

@@ -27,10 +27,6 @@ ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "coursekit"
 COURSE_PACKAGES = {"tests", "catalog", "solutions", "grader_tests", "bench"}
 IMPORTERS = {"import_module", "__import__"}
-# Course literals still in the library, each to come from nbgrader_config.py: the sandboxed
-# kernel's TZ (policy.environment has no config at hand; its three callers in warm.py do).
-# Listed so that the test fails when one more appears, and when one is fixed.
-NOT_YET_FROM_THE_CONFIG = {"coursekit/sandbox/policy.py": ["Asia/Seoul"]}
 
 
 def course_imports(source: str) -> list[str]:
@@ -96,7 +92,7 @@ def test_the_library_holds_neither_the_course_id_nor_its_time_zone():
         for path in library_files()
     }
     found = {path: found for path, found in holding.items() if found}
-    assert found == NOT_YET_FROM_THE_CONFIG
+    assert found == {}
 
 
 def course(folder: Path, config: str) -> Path:

@@ -40,6 +40,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Integer, List, Unicode, default
 
 from coursekit import cells
+from coursekit.course import CourseKit
 from coursekit.grading import incidents, shapes
 from coursekit.grading.lean_cells import LeanCells
 from coursekit.grading.trusted import TrustedNotebook
@@ -152,6 +153,7 @@ class SandboxedExecute(LeanCells, Execute):
         km.warm, km.preload = self.warm_kernels, tuple(self.preload_modules)
         km.bridge_socket = self._bridge.path
         km.runner = runner_client.SOURCE if self.cell_runner == "lean" else ""
+        km.timezone = CourseKit(config=self.config).timezone
         km.limits = policy.Limits(
             memory_mb=self.memory_limit_mb,
             cpu_seconds=self.cpu_limit_seconds,

@@ -62,6 +62,7 @@ class SandboxMixin:
     preload: tuple[str, ...] = ()  # modules the zygote imports once, besides ipykernel
     # The lean cell runner's source (`cell_runner`): started in place of ipykernel when set.
     runner: str = ""
+    timezone: str = "UTC"  # the kernel's TZ: the course's c.CourseKit.timezone
 
     _lease: policy.UidLease | None = None
     _memory: cgroup.MemoryCap | None = None
@@ -137,6 +138,7 @@ class SandboxMixin:
                 uid=uid,
                 limits=self.limits,
                 cgroup=self._memory.procs if self._memory else None,
+                timezone=self.timezone,
             )
         provisioner = self.provisioner
         provisioner.process, provisioner.pid, provisioner.pgid = process, process.pid, None
@@ -159,6 +161,7 @@ class SandboxMixin:
             folders=folders,
             seccomp_fd=program,
             info_fd=info_write,
+            timezone=self.timezone,
         )
         kw.update(
             cwd=self._scratch,

@@ -270,13 +270,14 @@ def _parent_folders(targets: list[str]) -> list[dict]:
     ]
 
 
-def environment(workdir: str) -> dict[str, str]:
-    """The whole environment of a sandboxed process."""
+def environment(workdir: str, timezone: str = "UTC") -> dict[str, str]:
+    """The whole environment of a sandboxed process; `timezone` is the course's
+    (`c.CourseKit.timezone`, passed by the kernel manager that has the config)."""
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": HOME,
         "LANG": "C.UTF-8",
-        "TZ": "Asia/Seoul",
+        "TZ": timezone,
         "MPLCONFIGDIR": "/tmp/matplotlib",
         "IPYTHONDIR": f"{HOME}/.ipython",
         "PWD": workdir,
@@ -373,12 +374,14 @@ def bwrap_command(
     folders: list[str] = (),
     seccomp_fd: int,
     info_fd: int | None = None,
+    timezone: str = "UTC",
 ) -> list[str]:
     """`command` wrapped in bwrap and prlimit.
 
     uid: the pool uid to run as when grading as root, else None for a user
     namespace; seccomp_fd: a descriptor holding `seccomp.program()`, which
-    bwrap installs right before it starts the command; the rest as for `layout`.
+    bwrap installs right before it starts the command; timezone: the TZ inside;
+    the rest as for `layout`.
     """
     args = [shutil.which("bwrap") or "bwrap", "--die-with-parent"]
     args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -389,7 +392,7 @@ def bwrap_command(
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     args += bwrap_arguments(layout(limits, binds=binds, files=files, folders=folders))
     args.append("--clearenv")
-    for name, value in environment(workdir).items():
+    for name, value in environment(workdir, timezone).items():
         args += ["--setenv", name, value]
     args += ["--chdir", workdir]
     args += ["--seccomp", str(seccomp_fd)]

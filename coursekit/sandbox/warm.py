@@ -271,6 +271,7 @@ class Zygote:
         limits: policy.Limits,
         cgroup: str | None = None,
         runner: str = "",
+        timezone: str = "UTC",
     ) -> WarmKernelProcess:
         """Fork a kernel in a new sandbox; return once the sandbox is built (or raise).
 
@@ -278,7 +279,8 @@ class Zygote:
         path the parent sees); cgroup: the cgroup.procs file of the sandbox's
         memory cgroup (`cgroup.MemoryCap`), which the fork is moved into
         before it makes the sandbox, or None; runner: the lean cell runner's source
-        (`cell_runner`), run with `argv` in place of ipykernel, or "".
+        (`cell_runner`), run with `argv` in place of ipykernel, or ""; timezone: the
+        kernel's TZ (the course's).
         """
         self.wait_started()
         if len(files) + 2 > SCM_MAX_FD:
@@ -295,7 +297,7 @@ class Zygote:
             "workdir": workdir,
             "uid": uid,
             "limits": limits.rlimits(),
-            "environment": policy.environment(workdir),
+            "environment": policy.environment(workdir, timezone),
             "argv": argv,
             "runner": runner,
             "hostname": policy.HOSTNAME,

@@ -43,6 +43,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import warnings
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # fork with BLAS threads
@@ -330,6 +331,7 @@ def run_kernel(request):
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         os.environ.clear()
         os.environ.update(request["environment"])
+        time.tzset()  # the kernel's TZ (the course's), not the one the parent started with
         sys.argv = ["ipykernel_launcher", *request["argv"]]
         # Finders cached before the sandbox's own folders were mounted know nothing true here.
         sys.path_importer_cache.clear()
