@@ -16,7 +16,6 @@ import filecmp
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import nbformat
@@ -25,6 +24,7 @@ import pytest
 from coursekit import submissions
 from coursekit.checks.verdict import Verdict
 from coursekit.release import venv_environment
+from tests.authored_notebooks import nbgrader_cell, python_notebook
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,56 +98,35 @@ def double__double_plus_one(x):
 '''
 
 
-def nbgrader_cell(kind: str, source: str, grade_id: str, points: int = 0):
-    """A cell with nbgrader's metadata, as Create Assignment writes it."""
-    make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
-    cell = make(textwrap.dedent(source).strip())
-    grade = kind in ("test", "manual")
-    cell.metadata["nbgrader"] = {
-        "grade": grade,
-        "grade_id": grade_id,
-        "locked": kind in ("setup", "test"),
-        "schema_version": 3,
-        "solution": kind in ("answer", "manual"),
-        **({"points": points} if grade else {}),
-    }
-    return cell
-
-
 def source_notebook() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": "python3",
-    }
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# 두 배 만들기 (시험용 과제)"),
-        nbgrader_cell("setup", "import numpy as np\n\nx = np.arange(3.0)", "seed_setup"),
-        nbgrader_cell(
-            "answer",
-            '''
+    return python_notebook(
+        [
+            nbformat.v4.new_markdown_cell("# 두 배 만들기 (시험용 과제)"),
+            nbgrader_cell("setup", "import numpy as np\n\nx = np.arange(3.0)", "seed_setup"),
+            nbgrader_cell(
+                "answer",
+                '''
             def double(x):
                 """x 의 모든 칸을 두 배로 한다."""
                 ### BEGIN SOLUTION
                 return 2.0 * x
                 ### END SOLUTION
             ''',
-            "double_answer",
-        ),
-        nbformat.v4.new_code_cell('print("두 배:", double(x))'),
-        nbgrader_cell(
-            "test",
-            '''
+                "double_answer",
+            ),
+            nbformat.v4.new_code_cell('print("두 배:", double(x))'),
+            nbgrader_cell(
+                "test",
+                '''
             """double 이 씨앗 예제 [0, 1, 2] 를 [0, 2, 4] 로 만드는지 확인"""
             assert np.allclose(double(np.arange(3.0)), [0, 2, 4]), "[0, 2, 4] 가 아닙니다"
             ''',
-            "double_seed",
-            points=1,
-        ),
-        nbgrader_cell(
-            "test",
-            f'''
+                "double_seed",
+                points=1,
+            ),
+            nbgrader_cell(
+                "test",
+                f'''
             """double: 무작위 모양 (숨은 검사)"""
             assert callable(double), "double 함수를 먼저 정의하세요"
             ### BEGIN HIDDEN TESTS
@@ -156,11 +135,11 @@ def source_notebook() -> nbformat.NotebookNode:
             hidden_checks.check_double_random_shapes(double)
             ### END HIDDEN TESTS
             ''',
-            "double_random_shapes",
-            points=2,
-        ),
-    ]
-    return nb
+                "double_random_shapes",
+                points=2,
+            ),
+        ]
+    )
 
 
 def new_files(course_root: Path) -> list[Path]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import re
 import subprocess
-import textwrap
 from pathlib import Path
 
 import nbformat
@@ -27,6 +26,7 @@ from coursekit import exchange, submissions
 from coursekit.checks.verdict import Verdict
 from coursekit.course import CourseKit
 from coursekit.release import venv_environment
+from tests.authored_notebooks import nbgrader_cell, python_notebook
 from tests.course_harness import CourseHarness
 
 pytestmark = pytest.mark.xdist_group("second_course")
@@ -146,57 +146,37 @@ MISTAKES = {
 '''
 
 
-def nbgrader_cell(kind: str, source: str, grade_id: str, points: int = 0):
-    """A cell with nbgrader's metadata, as Create Assignment writes it."""
-    cell = nbformat.v4.new_code_cell(textwrap.dedent(source).strip())
-    grade = kind == "test"
-    cell.metadata["nbgrader"] = {
-        "grade": grade,
-        "grade_id": grade_id,
-        "locked": kind in ("setup", "test"),
-        "schema_version": 3,
-        "solution": kind == "answer",
-        **({"points": points} if grade else {}),
-    }
-    return cell
-
-
 def source_notebook() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": "python3",
-    }
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Unit vectors\n\nScale a vector to length 1."),
-        nbgrader_cell("setup", "import numpy as np\n\nv = np.array([3.0, 4.0])", "seed_setup"),
-        nbgrader_cell(
-            "answer",
-            '''
+    return python_notebook(
+        [
+            nbformat.v4.new_markdown_cell("# Unit vectors\n\nScale a vector to length 1."),
+            nbgrader_cell("setup", "import numpy as np\n\nv = np.array([3.0, 4.0])", "seed_setup"),
+            nbgrader_cell(
+                "answer",
+                '''
             def normalize(v):
                 """v scaled to length 1 (same direction)."""
                 ### BEGIN SOLUTION
                 return v / np.linalg.norm(v)
                 ### END SOLUTION
             ''',
-            "normalize_answer",
-        ),
-        nbformat.v4.new_code_cell('print("normalized:", normalize(v))'),
-        # The graded kernel's clock is the course's (c.CourseKit.timezone), read by the test.
-        nbformat.v4.new_code_cell('import time\n\nprint("clock zone:", time.strftime("%Z"))'),
-        nbgrader_cell(
-            "test",
-            '''
+                "normalize_answer",
+            ),
+            nbformat.v4.new_code_cell('print("normalized:", normalize(v))'),
+            # The graded kernel's clock is the course's (c.CourseKit.timezone), read by the test.
+            nbformat.v4.new_code_cell('import time\n\nprint("clock zone:", time.strftime("%Z"))'),
+            nbgrader_cell(
+                "test",
+                '''
             """normalize keeps a unit vector as it is"""
             assert np.allclose(normalize(np.array([0.6, 0.8])), [0.6, 0.8]), "not [0.6, 0.8]"
             ''',
-            "normalize_unit",
-            points=1,
-        ),
-        nbgrader_cell(
-            "test",
-            '''
+                "normalize_unit",
+                points=1,
+            ),
+            nbgrader_cell(
+                "test",
+                '''
             """normalize: random vectors (hidden checks)"""
             assert callable(normalize), "define normalize first"
             ### BEGIN HIDDEN TESTS
@@ -205,11 +185,11 @@ def source_notebook() -> nbformat.NotebookNode:
             hidden_checks.check_normalize_random_vectors(normalize)
             ### END HIDDEN TESTS
             ''',
-            "normalize_random_vectors",
-            points=2,
-        ),
-    ]
-    return nb
+                "normalize_random_vectors",
+                points=2,
+            ),
+        ]
+    )
 
 
 def write_course(root: Path) -> None:
