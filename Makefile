@@ -4,7 +4,7 @@ SHELL := /bin/bash
 SUPPORTED_PYTHONS := python3.13 python3.12 python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Every Jupyter server of the environment loads coursekit.staff_server (pages with learner
+# Every Jupyter server of the environment loads coursekit.staff.server (pages with learner
 # material run no script): the entry `jupyter server extension enable --sys-prefix` writes.
 # A wheel of coursekit installs it (pyproject.toml's data-files); an editable install does
 # not (setuptools leaves data files out of it), so `make venv` copies it.
@@ -105,7 +105,7 @@ demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feed
 report: venv  ## the TA report (runs no learner code): a terminal table, reports/<assignment>.csv and reports/<assignment>.html
 	$(BIN)/coursekit report $(ARGS)
 
-# The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms_export.py).
+# The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms/export.py).
 .PHONY: export
 export: venv  ## grades for Canvas or Moodle's CSV import: exports/<lms>_grades.csv (ARGS="--to canvas|moodle")
 	$(BIN)/coursekit export $(ARGS)
@@ -149,7 +149,7 @@ sync: venv  ## copy solutions/ bodies into the source notebooks' solution region
 release: sync  ## regenerate release/ from source/ with nbgrader generate_assignment
 	$(BIN)/coursekit release $(ASSIGNMENTS)
 
-# LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/lab_language.py); unset: English.
+# LAB_LANG=ko_KR: JupyterLab in Korean by default (coursekit/learner/lab_language.py); unset: English.
 LAB_LANG ?=
 lab: venv bubblewrap  ## JupyterLab with nbgrader's formgrader for this course (LAB_LANG=ko_KR: in Korean)
 	$(BIN)/jupyter lab --no-browser \

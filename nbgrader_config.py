@@ -23,20 +23,20 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from coursekit.feedback import FeedbackSummary
-from coursekit.feedback_link import configure as configure_feedback_link
-from coursekit.grading.execute import SandboxedExecute
-from coursekit.grading.roles import RestoreCells
-from coursekit.grading.shapes import BoundedNotebookExporter
-from coursekit.inert import InertLearnerContent
-from coursekit.preprocessors import SanitizeHiddenTracebacks
-from coursekit.safe_exchange import configure as configure_safe_exchange
-from coursekit.safe_exchange.bound import bound_autograded, bound_submitted
-from coursekit.safe_exchange.zip_collect import (
+from coursekit.autograde.execute import SandboxedExecute
+from coursekit.autograde.roles import RestoreCells
+from coursekit.autograde.shapes import BoundedNotebookExporter
+from coursekit.exchange import configure as configure_safe_exchange
+from coursekit.exchange.bound import bound_autograded, bound_submitted
+from coursekit.exchange.zip_collect import (
     InertExtractorPlugin,
     InertFileNameCollectorPlugin,
 )
-from coursekit.validation import configure as configure_validate
+from coursekit.learner.feedback import FeedbackSummary
+from coursekit.learner.feedback_link import configure as configure_feedback_link
+from coursekit.learner.tracebacks import SanitizeHiddenTracebacks
+from coursekit.learner.validation import configure as configure_validate
+from coursekit.staff.inert import InertLearnerContent
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -45,7 +45,7 @@ COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "transformer-peft"
 c.CourseDirectory.root = COURSE_ROOT
 
-# What coursekit needs of this course besides nbgrader's settings (coursekit/course.py):
+# What coursekit needs of this course besides nbgrader's settings (coursekit/core/course.py):
 # its time zone (the hub's servers and timestamps); its packages keep the default names
 # solutions/, grader_tests/ and catalog/ (`c.CourseKit.*_package` would rename them).
 c.CourseKit.timezone = "Asia/Seoul"
@@ -73,7 +73,7 @@ c.OverwriteCells.add_missing_cells = True
 # RestoreCells (nbgrader's OverwriteCells, subclassed) rebuilds each cell's
 # nbgrader metadata and tags from the gradebook and the source notebook before
 # anything reads them, and puts back cells that are missing or mangled
-# (coursekit/grading/roles.py). Otherwise nbgrader 0.9.6's default list.
+# (coursekit/autograde/roles.py). Otherwise nbgrader 0.9.6's default list.
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     RestoreCells,
@@ -85,7 +85,7 @@ c.Autograde.sanitize_preprocessors = [
 # A submission is read within stated bounds (file size, nesting, number of
 # cells), repaired where nbformat's schema would fail it, and graded with a
 # Korean reason where it was cut; one that is no notebook at all scores 0 on
-# every cell (coursekit/grading/shapes.py, `c.BoundedNotebookExporter.*`).
+# every cell (coursekit/autograde/shapes.py, `c.BoundedNotebookExporter.*`).
 c.Autograde.exporter_class = BoundedNotebookExporter
 # nbconvert validates the whole notebook after each of a pass's preprocessors (13 in
 # the two passes); once at the end of each pass finds the same invalid notebooks and
@@ -103,7 +103,7 @@ c.Execute.timeout = 30
 # (nbgrader's Execute, drawings skipped): the learner's kernel runs in a
 # bubblewrap sandbox, test cells are judged by the grader outside it, and dead,
 # stuck, flooding and memory-hungry kernels cost only their own cells
-# (coursekit/grading/, coursekit/sandbox/).
+# (coursekit/cluster/, coursekit/sandbox/).
 # As root, each sandboxed kernel is forked from a warm parent that imported
 # ipykernel and these once (the first cell of both notebooks imports them):
 # a third of a graded notebook's CPU otherwise (`make grade --budget`).
@@ -118,14 +118,14 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
     # Last, so it cannot change a score: nothing a learner wrote stays live in
-    # autograded/, which formgrader renders for the instructor (coursekit/inert.py).
+    # autograded/, which formgrader renders for the instructor (coursekit/staff/inert.py).
     InertLearnerContent,
 ]
 
 # Learner feedback shows each failing test's message, but neither the hidden
 # test source (nbgrader #917) nor the frames of the grader's own code. The page
 # opens with a Korean summary per function, and long lines wrap
-# (coursekit/feedback.py).
+# (coursekit/learner/feedback.py).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     ClearHiddenTests,
@@ -137,20 +137,20 @@ c.GenerateFeedback.preprocessors = [
 
 # Validate (the learners' button and `nbgrader validate`) in Korean: nbgrader's
 # message templates, and hooks of the Execute inside the Validator only, which
-# open its report with one line per function (coursekit/validation.py). After
+# open its report with one line per function (coursekit/learner/validation.py). After
 # c.Execute.timeout: the time-out message names that limit.
 configure_validate(c)
 
 # The Assignments tab's "(view feedback)" goes to the feedback page itself, not
 # to its folder: nbgrader's ExchangeList plugin with that one path changed
-# (coursekit/feedback_link.py).
+# (coursekit/learner/feedback_link.py).
 configure_feedback_link(c)
 
 # The exchange hands over plain files only (no links followed, no FIFOs or
 # devices, nbgrader's size limits counted as bytes read), a submission counts
 # for the account that wrote it at the time the exchange received it, and one
 # learner's odd folder never stops collect or release_feedback for the others
-# (coursekit/safe_exchange/).
+# (coursekit/exchange/).
 configure_safe_exchange(c)
 
 # Files beside a notebook, however they reached submitted/ (collect, zip_collect, a
@@ -158,10 +158,10 @@ configure_safe_exchange(c)
 # folder holds only what the exchange would collect, within the same budget
 # (`c.PlainFileLimits.*`, `c.CourseDirectory.max_file_size` / `max_dir_size`), and no
 # name a browser renders as a page (`notes.html` -> `notes.html.txt`); the rest is
-# moved to left_out/, with a Korean reason (coursekit/safe_exchange/bound.py, names.py).
+# moved to left_out/, with a Korean reason (coursekit/exchange/bound.py, names.py).
 c.Autograde.pre_convert_hook = bound_submitted
 c.GenerateFeedback.pre_convert_hook = bound_autograded
 # `nbgrader zip_collect` (an LMS download): each file renamed so as it is extracted,
-# and collected under that name (coursekit/safe_exchange/zip_collect.py).
+# and collected under that name (coursekit/exchange/zip_collect.py).
 c.ZipCollectApp.extractor_plugin = InertExtractorPlugin
 c.ZipCollectApp.collector_plugin = InertFileNameCollectorPlugin

@@ -2,7 +2,8 @@
 
 - `python -m bench` (`make bench`): one class graded by stock nbgrader, make grade, bare
   nbclient and a fork pool, timed side by side; it drives the course through
-  tests.course_harness and the catalog, which the library never imports;
+  coursekit.simulate.harness and the course's catalog (which the library never imports);
+- `bench.budget`: where one notebook's grading time goes, phase by phase;
 - `bench.pool`: the fork pool make grade was before Dask, for the comparison;
 - `bench.floor`: the physical floor, a fork of a warm parent per notebook;
 - `bench.cpu`: the CPU of a step's whole process tree, kernels included;

@@ -11,7 +11,7 @@ submissions are then graded, each run in a fresh copy of the course
    the other, as the README's instructor steps do (with the course's
    configuration, so its kernels are warm too; once more, for reference, with
    `--SandboxedExecute.warm_kernels=False`: one bwrap and one Python per kernel);
-2. make grade: `python -m coursekit.grading -j N` (a LocalCluster of N workers), and
+2. make grade: `python -m coursekit.cluster -j N` (a LocalCluster of N workers), and
    the fork pool it replaced (`bench.pool`), compared in CPU-seconds of the
    whole process tree (wall clock too, which needs a quiet machine to compare);
 3. floor: the graded notebooks (hidden tests restored, outputs cleared)
@@ -27,7 +27,7 @@ gradebooks are identical, and issue 21's table: s/notebook and CPU-ms per
 notebook of each way, make grade ÷ physical floor in CPU (target ≤ 3), plain
 nbgrader ÷ make grade in wall time (target ≥ 10), and 300 × 2 notebooks. Then
 make grade once without the sandbox (what the sandbox costs), once with
-`--budget` (the measured time budget per notebook: each phase's wall time, the
+bench.budget's timers (the measured time budget per notebook: each phase's wall time, the
 grader's and the kernel's CPU time), once with `--stats` (the driver's own
 cost per result: ms of gradebook writing and bookkeeping per notebook, and so
 the notebooks an hour one driver can take), and once per class size of
@@ -58,13 +58,15 @@ from pathlib import Path
 
 import nbformat
 
+from bench import budget
 from bench import cpu as bench_cpu
 from catalog import catalogs
-from coursekit import cells, submissions
-from coursekit.grading import budget, gradebook
-from coursekit.grading.__main__ import default_jobs
-from coursekit.release import venv_environment
-from tests.course_harness import CourseHarness as Course
+from coursekit.authoring.release import venv_environment
+from coursekit.cluster import gradebook
+from coursekit.cluster.__main__ import default_jobs
+from coursekit.core import cells
+from coursekit.simulate import submissions
+from coursekit.simulate.harness import CourseHarness as Course
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -215,8 +217,8 @@ def grown(template: Course, path: Path, size: int) -> tuple[Course, int]:
     return course, sum(1 for _ in (course.root / "submitted").glob("*/*/*.ipynb"))
 
 
-def make_grade(course: Course, jobs: int, *extra: str) -> float:
-    return timed(lambda: course.grade("-j", str(jobs), "--quiet", *extra))
+def make_grade(course: Course, jobs: int, *extra: str, env: dict | None = None) -> float:
+    return timed(lambda: course.grade("-j", str(jobs), "--quiet", *extra, env=env))
 
 
 def main(argv=None) -> int:
@@ -329,10 +331,10 @@ def main(argv=None) -> int:
             for a in cold.assignments()
         ]
     )
-    print(f"make grade -j {args.jobs} --budget (the time budget) …", flush=True)
+    print(f"make grade -j {args.jobs} with bench.budget's timers (the time budget) …", flush=True)
     budget_file = work / "budget.jsonl"
     budget_file.unlink(missing_ok=True)
-    make_grade(pristine(template, work / "budget"), args.jobs, "--budget", str(budget_file))
+    make_grade(pristine(template, work / "budget"), args.jobs, env=budget.environment(budget_file))
     print(f"make grade -j {args.jobs} --stats (the driver's own cost) …", flush=True)
     stats_file = work / "stats.json"
     make_grade(pristine(template, work / "stats"), args.jobs, "--stats", str(stats_file))

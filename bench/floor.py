@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-from coursekit import cells
+from coursekit.core import cells
 
 # What the course's notebooks import: imported once, before the forks.
 PRELOAD = (

@@ -5,8 +5,8 @@
 Only for the benchmark's comparison of the LocalCluster with the process pool
 it replaced. It does what that `make grade --quiet` did, step for step (its
 `main` before the Dask commit, 37f5b5a): unreadable notebooks found and scored
-0 first, `worker.init_worker` and `worker.grade` (stock autograde for one
-learner) in JOBS forked processes that share one warm-kernel parent and write
+0 first, `worker.grade` (stock autograde for one learner, again when it fails:
+ATTEMPTS) in JOBS forked processes that share one warm-kernel parent and write
 the gradebook themselves, and in this process, for each result, its graded
 notebooks read for the grading guards' incidents, then the incidents report
 and the summary with each assignment's mean. `make grade` never runs this.
@@ -14,6 +14,8 @@ and the summary with each assignment's mean. `make grade` never runs this.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import multiprocessing
 import sys
@@ -23,10 +25,11 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit.course import load_config
-from coursekit.grading import gradebook, incidents, task, worker
-from coursekit.grading.__main__ import find_submissions, score_unreadable, summary
-from coursekit.grading.execute import start_warm_parent
+from coursekit.autograde.execute import start_warm_parent
+from coursekit.cluster import gradebook, task, worker
+from coursekit.cluster.__main__ import find_submissions, score_unreadable, summary
+from coursekit.core import incidents
+from coursekit.core.course import load_config
 from coursekit.sandbox import policy
 
 
@@ -42,6 +45,90 @@ def graded_incidents(root: Path, assignment: str, student: str) -> list[dict[str
     return found
 
 
+# Several processes write one gradebook here. SQLite waits for a lock up to its busy
+# timeout, and a submission whose write still fails (a lock conflict nbgrader reports
+# as an error) is graded again: autograde with --force is idempotent.
+ATTEMPTS = 3
+_EXTRA_ARGS: list[str] = []
+
+
+def init_process(root: str, extra_args: list[str]) -> None:
+    global _EXTRA_ARGS
+    _EXTRA_ARGS = list(extra_args)
+    worker.prepare(root)
+
+
+def grade(job: tuple[str, str]) -> task.Result:
+    assignment, student = job
+    started = time.perf_counter()
+    for attempt in range(1, ATTEMPTS + 1):
+        result = worker.grade(assignment, student, _EXTRA_ARGS)
+        if result.ok:
+            result.seconds, result.attempts = time.perf_counter() - started, attempt
+            return result
+        time.sleep(0.5 * attempt)
+    result.seconds, result.attempts = time.perf_counter() - started, ATTEMPTS
+    return result
+
+
+def preload(db_url: str, course_id: str, assignments) -> list[str]:
+    """Import in the parent, before the workers fork, what each of them would import.
+
+    Each worker otherwise imports, while grading its first notebook, the
+    modules that the instructor's locked cells import on the grader's side
+    (the setup cells and the test cells `trusted` runs: numpy, pandas, the
+    hidden checks; pandas alone is ~1.3 s of CPU) and FIRST_NOTEBOOK_MODULES.
+    Forked workers inherit what the parent imported, so that CPU is spent
+    once instead of once per worker. The module names come from the sources
+    the gradebook holds for those cells — the instructor's, never a learner's —
+    and a module that fails to import is left for the worker to fail on, as
+    before. Returns the modules imported.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    names = dict.fromkeys(worker.FIRST_NOTEBOOK_MODULES)
+    with Gradebook(db_url, course_id) as gb:
+        for assignment in sorted(set(assignments)):
+            try:
+                notebooks = gb.find_assignment(assignment).notebooks
+            except MissingEntry:
+                continue
+            for notebook in notebooks:
+                for cell in notebook.source_cells:
+                    if cell.cell_type == "code" and cell.locked:
+                        names.update(dict.fromkeys(_imported_modules(cell.source)))
+    loaded = []
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # the worker meets the same failure where it always did
+            continue
+        loaded.append(name)
+    return loaded
+
+
+def _imported_modules(source: str) -> list[str]:
+    """Absolute module names a cell's import statements name (magics left out)."""
+    code = "\n".join(
+        line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+    )
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+            # `from package import module`: the submodule too, when there is one
+            found += [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return found
+
+
 def main(argv=None) -> int:
     root_arg, jobs_arg = argv if argv is not None else sys.argv[1:]
     root, jobs = Path(root_arg).resolve(), int(jobs_arg)
@@ -54,14 +141,14 @@ def main(argv=None) -> int:
     tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
     started = time.perf_counter()
     failed: list[task.Result] = []
-    worker.preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
+    preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
     if zygote is not None:
         zygote.wait_started()
     context = multiprocessing.get_context("fork")
     extra = [f"--CourseDirectory.db_url={db_url}"]
     jobs = max(1, min(jobs, len(tasks) or 1))
-    with ProcessPoolExecutor(jobs, context, worker.init_worker, (str(root), extra)) as pool:
-        for future in as_completed([pool.submit(worker.grade, job) for job in tasks]):
+    with ProcessPoolExecutor(jobs, context, init_process, (str(root), extra)) as pool:
+        for future in as_completed([pool.submit(grade, job) for job in tasks]):
             outcome = future.result()
             found = graded_incidents(root, outcome.assignment, outcome.student)
             if found:

@@ -3,7 +3,7 @@
     coursekit grade [ASSIGNMENT ...] [-j N]   # make grade
     coursekit COMMAND --help                  # each command's own options
 
-Every command works on the course root found one way (coursekit.course.find_root):
+Every command works on the course root found one way (coursekit.core.course.find_root):
 its --root, else the nearest folder upward that holds nbgrader_config.py. Each
 command is also its module's `python -m` (the table below names it).
 """
@@ -15,17 +15,23 @@ import sys
 
 # command -> (module whose main(argv) runs it, what it does)
 COMMANDS = {
-    "demo": ("coursekit.demo", "the whole cycle on a simulated class, then the TA report"),
-    "grade": ("coursekit.grading.__main__", "grade every collected submission on Dask"),
-    "report": ("coursekit.report.cli", "the TA report (runs no learner code)"),
-    "export": ("coursekit.lms_export", "grades in an LMS's CSV import format"),
-    "sync": ("coursekit.sync_solutions", "copy the reference bodies into the source notebooks"),
-    "release": ("coursekit.release", "regenerate release/ with nbgrader generate_assignment"),
+    "demo": ("coursekit.simulate.demo", "the whole cycle on a simulated class, then the TA report"),
+    "grade": ("coursekit.cluster.__main__", "grade every collected submission on Dask"),
+    "report": ("coursekit.staff.report.cli", "the TA report (runs no learner code)"),
+    "export": ("coursekit.lms.export", "grades in an LMS's CSV import format"),
+    "sync": ("coursekit.authoring.sync", "copy the reference bodies into the source notebooks"),
+    "release": (
+        "coursekit.authoring.release",
+        "regenerate release/ with nbgrader generate_assignment",
+    ),
     "hub": ("coursekit.hub.__main__", "a local JupyterHub for a trial class (as root)"),
-    "cluster": ("coursekit.grading.cluster", "a TLS grading cluster's certificates (certs)"),
-    "lab-language": ("coursekit.lab_language", "JupyterLab settings for a default language"),
+    "cluster": ("coursekit.cluster.dask_cluster", "a TLS grading cluster's certificates (certs)"),
+    "lab-language": (
+        "coursekit.learner.lab_language",
+        "JupyterLab settings for a default language",
+    ),
     "reproduce": ("coursekit.checks.reproduce", "rebuild a hidden check's failing case"),
-    "validate": ("coursekit.validation", "validate notebooks as the learners' button does"),
+    "validate": ("coursekit.learner.validation", "validate notebooks as the learners' button does"),
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.course_harness import CourseHarness
+from coursekit.simulate.harness import CourseHarness
 
 ROOT = Path(__file__).resolve().parent.parent
 

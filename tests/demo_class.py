@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUP = "demo_cycle"
@@ -28,7 +28,7 @@ GROUP = "demo_cycle"
 @dataclass
 class DemoRun:
     root: Path
-    output: str  # stdout of the first `python -m coursekit.demo`
+    output: str  # stdout of the first `python -m coursekit.simulate.demo`
     seconds: float
     first_grades: list[dict[str, str]]  # grades.csv after the first run
     rerun_grades: list[dict[str, str]]  # grades.csv after running ch3_multihead again
@@ -41,7 +41,7 @@ def read_grades(path: Path) -> list[dict[str, str]]:
 
 def run_demo(root: Path, *assignments: str) -> subprocess.CompletedProcess:
     result = subprocess.run(
-        [sys.executable, "-m", "coursekit.demo", "--root", str(root), *assignments],
+        [sys.executable, "-m", "coursekit.simulate.demo", "--root", str(root), *assignments],
         cwd=ROOT,
         env=venv_environment(),
         capture_output=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit import cells
-from coursekit.sync_solutions import reference_body
+from coursekit.authoring.sync import reference_body
+from coursekit.core import cells
 
 STUB = re.compile(r"^\s*# 여기에 코드를 쓰세요\n\s*raise NotImplementedError\(\)$", re.MULTILINE)
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)

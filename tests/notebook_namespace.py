@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from coursekit.course import contract_functions
+from coursekit.core.course import contract_functions
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP_GRADE_ID = "seed_setup"

@@ -1,7 +1,7 @@
 """The two cell runners give the same results: what a grading shows, field by field.
 
 `SandboxedExecute.cell_runner` runs a notebook's cells in the sandbox either
-with the lean runner (coursekit.sandbox.cell_runner) or with a ZeroMQ
+with the lean runner (coursekit.sandbox.inside.cell_runner) or with a ZeroMQ
 ipykernel. A class graded with the course's default is graded again with the
 other one; the gradebooks and what each autograded cell shows must be equal.
 """
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit.grading import gradebook
-from coursekit.grading.execute import SandboxedExecute
-from tests.course_harness import CourseHarness
+from coursekit.autograde.execute import SandboxedExecute
+from coursekit.cluster import gradebook
+from coursekit.simulate.harness import CourseHarness
 
 # The two ways cells run in the sandbox (SandboxedExecute.cell_runner): the course's
 # default grades the class above, the other one the same class again.

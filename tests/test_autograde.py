@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from catalog import Entry, catalogs
-from coursekit import submissions
 from coursekit.checks.declared import checks_of
 from coursekit.checks.verdict import Verdict
+from coursekit.simulate import submissions
+from coursekit.simulate.harness import CourseHarness
 from tests import same_results
-from tests.course_harness import CourseHarness
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coursekit.sandbox import bridge, wire
+from coursekit.sandbox import bridge
+from coursekit.sandbox.inside import wire
 
 ROOT = Path(__file__).resolve().parent.parent
 

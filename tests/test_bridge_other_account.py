@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from coursekit import submissions
 from coursekit.sandbox import bridge
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from coursekit.grading import incidents
-from coursekit.grading.execute import SandboxedExecute
+from coursekit.autograde.execute import SandboxedExecute
+from coursekit.core import incidents
 from coursekit.sandbox import runner_client, warm
 from coursekit.sandbox.runner_client import Dropped, RunnerBrokenError, RunnerClient
 

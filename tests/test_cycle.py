@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from coursekit import submissions
-from coursekit.course import Course
-from coursekit.demo import simulated_class
+from coursekit.core.course import Course
+from coursekit.simulate import submissions
+from coursekit.simulate.demo import simulated_class
+from coursekit.simulate.harness import CourseHarness
 from tests import same_results
-from tests.course_harness import CourseHarness
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 pytestmark = pytest.mark.xdist_group(GROUP)

@@ -117,7 +117,7 @@ def exists(name: str, repo: Repo) -> bool:
             return True
         path = f"release/{path}"
     existing = repo.folders if name.endswith("/") else repo.files | repo.folders
-    # The docs may name a module from inside coursekit/ (`grading/driver.py`).
+    # The docs may name a module from inside coursekit/ (`cluster/driver.py`).
     wanted = pattern(path), pattern(f"coursekit/{path}")
     return any(w.fullmatch(p) for p in existing for w in wanted)
 
@@ -182,12 +182,12 @@ def documents() -> list[Path]:
 SAMPLE_REPO = Repo(
     files=frozenset(
         {
-            "coursekit/grading/driver.py",
+            "coursekit/cluster/driver.py",
             "catalog/ch3_multihead.py",
             "release/ch3_multihead/multihead.ipynb",
             "docs/security.md",
             "autograded/README.md",
-            "coursekit/templates/report.html.j2",
+            "coursekit/core/templates/report.html.j2",
         }
     ),
     generated=frozenset({"submitted", "reports", ".venv"}),
@@ -195,17 +195,17 @@ SAMPLE_REPO = Repo(
 )
 
 SAMPLE = """\
-The driver (`coursekit/grading/driver.py`, or `grading/driver.py` for short) writes
+The driver (`coursekit/cluster/driver.py`, or `cluster/driver.py` for short) writes
 `reports/grading_incidents.json` from `submitted/<learner>/<assignment>/`; see
 `docs/security.md`, `catalog/<assignment>.py` and the learner's
-`ch3_multihead/multihead.ipynb`. Gone: `coursekit/grading/pool.py`, `catalog/<assignment>/`,
+`ch3_multihead/multihead.ipynb`. Gone: `coursekit/cluster/pool.py`, `catalog/<assignment>/`,
 `docs/missing.md`, `coursekit/<module>.py` (a placeholder is one name). Pages:
-`templates/report*.html.j2`. Not paths: `make grade ARGS=--help`, `c.Exchange.root`,
+`core/templates/report*.html.j2`. Not paths: `make grade ARGS=--help`, `c.Exchange.root`,
 `/run/coursekit-bridges/`, `http://127.0.0.1:8000/hub/login`, `notes.html`, `~/.jupyter`,
 `text/plain`, `.py`.
 
 ```
-learner ── collect ──►  grading/driver.py (+ gone_too.py)
+learner ── collect ──►  cluster/driver.py (+ gone_too.py)
 ```
 
 ```bash
@@ -216,7 +216,7 @@ cat /opt/course/not_checked.py
 
 def test_the_checker_finds_exactly_the_missing_paths():
     assert missing_paths(SAMPLE, SAMPLE_REPO) == [
-        "coursekit/grading/pool.py",
+        "coursekit/cluster/pool.py",
         "catalog/<assignment>/",  # a file, not a folder
         "docs/missing.md",
         "coursekit/<module>.py",
@@ -226,7 +226,7 @@ def test_the_checker_finds_exactly_the_missing_paths():
 
 def test_the_checker_reads_every_kind_of_path():
     names = candidates(SAMPLE)
-    for name in ("grading/driver.py", "submitted/<learner>/<assignment>/", "notes.html"):
+    for name in ("cluster/driver.py", "submitted/<learner>/<assignment>/", "notes.html"):
         assert (name in names) == (name != "notes.html")
     assert not any(name.startswith(("/", "~", "http", "make")) for name in names)
     assert "not_checked.py" not in " ".join(names)

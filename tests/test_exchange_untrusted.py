@@ -1,4 +1,4 @@
-"""The exchange against learners' accounts that attack it (coursekit/safe_exchange/, issue 18).
+"""The exchange against learners' accounts that attack it (coursekit/exchange/, issue 18).
 
 A class on one machine as on the hub: a world-writable exchange (1777), one
 Linux account per learner (made here with useradd, `tpx-…`, removed at the
@@ -36,12 +36,12 @@ from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.utils import parse_utc
 from traitlets.config import Config
 
-from coursekit import exchange, submissions
-from coursekit.course import contract_functions
-from coursekit.demo import simulated_class
-from coursekit.instructor import Instructor
-from coursekit.safe_exchange import record
-from coursekit.safe_exchange.collect import SafeExchangeCollect
+from coursekit.core.course import contract_functions
+from coursekit.exchange import record
+from coursekit.exchange.collect import SafeExchangeCollect
+from coursekit.simulate import learner_actions, submissions
+from coursekit.simulate.demo import simulated_class
+from coursekit.simulate.instructor import Instructor
 from tests.course_sandbox import ROOT, CourseSandbox
 
 ASSIGNMENT = "ch3_multihead"
@@ -541,9 +541,9 @@ def test_honest_learners_are_graded_as_stock_grades_them(klass):
 
 
 def test_the_course_config_uses_the_safe_exchange():
-    from coursekit.course import Course
-    from coursekit.safe_exchange.collect import SafeExchangeCollect
-    from coursekit.safe_exchange.transfer import (
+    from coursekit.core.course import Course
+    from coursekit.exchange.collect import SafeExchangeCollect
+    from coursekit.exchange.transfer import (
         SafeExchangeFetchAssignment,
         SafeExchangeReleaseAssignment,
         SafeExchangeReleaseFeedback,
@@ -563,10 +563,10 @@ def test_the_course_config_uses_the_safe_exchange():
 
 def test_submit_on_the_course_side_copies_no_link_and_reads_no_fifo(klass, tmp_path):
     workspace = tmp_path / "learner"
-    folder = exchange.fetch(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
+    folder = learner_actions.fetch(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
     (folder / "reference.py").symlink_to(klass.root / "solutions" / f"{ASSIGNMENT}.py")
     os.mkfifo(folder / "pipe")
-    exchange.submit(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
+    learner_actions.submit(klass.course, workspace, "tpx-course-side", ASSIGNMENT)
     (sent,) = klass.inbound.glob(f"tpx-course-side+{ASSIGNMENT}+*")
     assert sorted(p.name for p in sent.iterdir()) == [
         NOTEBOOK,
@@ -666,7 +666,7 @@ def test_a_classmate_who_knows_a_submissions_name_can_change_nothing_in_it(klass
     as_account(
         owner,
         klass.home("owner"),
-        lambda: exchange.submit(klass.course, workspace, owner, ASSIGNMENT),
+        lambda: learner_actions.submit(klass.course, workspace, owner, ASSIGNMENT),
     )
     (ours,) = [p for p in klass.inbound.glob(f"{owner}+{ASSIGNMENT}+*") if p != stock]
     assert ours.stat().st_mode & 0o022 in (0, 0o020)  # others never write; the group: staff

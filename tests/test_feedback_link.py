@@ -1,4 +1,5 @@
-"""The Assignments tab's "(view feedback)" path names the feedback page (coursekit.feedback_link).
+"""The Assignments tab's "(view feedback)" path names the feedback page
+(coursekit.learner.feedback_link).
 
 nbgrader's labextension passes a submission's `local_feedback_path` to
 JupyterLab's `filebrowser:go-to-path`. The assignment-list server handler gets
@@ -19,8 +20,8 @@ from nbgrader.exchange import ExchangeFactory
 from nbgrader.exchange.default import ExchangeFetchFeedback, ExchangeList
 from traitlets.config import Config
 
-from coursekit.course import Course
-from coursekit.feedback_link import FeedbackLinkList, configure
+from coursekit.core.course import Course
+from coursekit.learner.feedback_link import FeedbackLinkList, configure
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENT = "ch3_multihead"
@@ -28,7 +29,8 @@ STUDENT = "learner-03"
 
 
 def learner_config(course: Course, home: Path) -> Config:
-    """The learner's nbgrader config, as in coursekit.exchange, in a copy of their folders."""
+    """The learner's nbgrader config, as in coursekit.simulate.learner_actions, in a copy of
+    their folders."""
     config = Config()
     config.CourseDirectory.course_id = course.course_id
     config.CourseDirectory.student_id = STUDENT

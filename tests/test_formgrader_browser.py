@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.course import Course
+from coursekit.core.course import Course
 from tests.demo_class import GROUP, DemoRun
 from tests.lab_server import running_lab
 

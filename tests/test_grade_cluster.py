@@ -28,11 +28,12 @@ import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from catalog import catalogs
-from coursekit import submissions
-from coursekit.grading import cluster, gradebook, incidents
-from coursekit.grading.driver import LEDGER
-from coursekit.grading.incidents import WORKER_LOST
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.cluster import dask_cluster, gradebook
+from coursekit.cluster.driver import LEDGER
+from coursekit.core import incidents
+from coursekit.core.incidents import WORKER_LOST
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 pytestmark = pytest.mark.xdist_group("grade_cluster")
@@ -159,7 +160,7 @@ def test_a_rerun_adds_nothing(local):
 def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
     from nbgrader.api import Gradebook
 
-    from coursekit.grading import bundle
+    from coursekit.cluster import bundle
 
     course = local[0]
     assignment = course.assignments()[0]
@@ -187,7 +188,7 @@ def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
 
 def test_a_changed_submission_is_graded_again(tmp_path):
     """Not vacuous: the ledger skips only the same files; a new hand-in is graded."""
-    from coursekit.grading.task import read_submission
+    from coursekit.cluster.task import read_submission
 
     course = CourseSandbox(tmp_path)
     assignment = course.assignments()[0]
@@ -226,7 +227,7 @@ def start_scheduler(port: int, certs: Path, folder: Path) -> subprocess.Popen:
     return subprocess.Popen(
         command,
         cwd=folder,
-        env={**venv_environment(), **cluster.SCHEDULER_ENVIRONMENT},  # as README starts it
+        env={**venv_environment(), **dask_cluster.SCHEDULER_ENVIRONMENT},  # as README starts it
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -255,7 +256,7 @@ def stop(processes) -> None:
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("certs")
-    cluster.make_certificates(folder, ["127.0.0.1", "localhost"])
+    dask_cluster.make_certificates(folder, ["127.0.0.1", "localhost"])
     return folder
 
 
@@ -291,7 +292,7 @@ def on_tls(tmp_path_factory, tls_cluster):
     wait_for_workers(address, certs, 2)
     course = build_class(tmp_path_factory.mktemp("tls"))
     env = {**venv_environment(), "COURSE_DASK_TLS_DIR": str(certs)}
-    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
+    command = [sys.executable, "-m", "coursekit.cluster", "--root", str(course.root)]
     run = subprocess.Popen(
         [*command, "--scheduler", address],
         cwd=course.root,
@@ -348,7 +349,7 @@ def test_the_scheduler_gone_is_said_plainly_and_a_rerun_finishes_the_class(
     worker = start_worker(address, certs, tmp_path_factory.mktemp("worker-gone"))
     course = build_class(tmp_path_factory.mktemp("gone"))
     env = {**venv_environment(), "COURSE_DASK_TLS_DIR": str(certs)}
-    command = [sys.executable, "-m", "coursekit.grading", "--root", str(course.root)]
+    command = [sys.executable, "-m", "coursekit.cluster", "--root", str(course.root)]
     command += ["--scheduler", address]
     try:
         wait_for_workers(address, certs, 1)
@@ -387,10 +388,10 @@ def test_the_scheduler_gone_is_said_plainly_and_a_rerun_finishes_the_class(
 
 def test_plain_tcp_beyond_loopback_is_refused_and_a_missing_scheduler_is_said_plainly(tmp_path):
     course = CourseSandbox(tmp_path)
-    with pytest.raises(cluster.ClusterError, match="TLS"):
-        cluster.check_address("tcp://192.0.2.1:8786")
-    assert cluster.check_address("tcp://127.0.0.1:8786") == "tcp"
-    assert cluster.check_address("tls://192.0.2.1:8786") == "tls"
+    with pytest.raises(dask_cluster.ClusterError, match="TLS"):
+        dask_cluster.check_address("tcp://192.0.2.1:8786")
+    assert dask_cluster.check_address("tcp://127.0.0.1:8786") == "tcp"
+    assert dask_cluster.check_address("tls://192.0.2.1:8786") == "tls"
     folder = course.root / "submitted" / "someone" / course.assignments()[0]
     folder.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), folder / "x.ipynb")
@@ -411,7 +412,7 @@ class KillOnGrading(WorkerPlugin):
         self.student = student
 
     def setup(self, worker):
-        from coursekit.grading import task
+        from coursekit.cluster import task
 
         original, student = task.CoursePlugin.grade, self.student
 
@@ -429,7 +430,7 @@ def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: Wor
     import dask
     from distributed import Client, LocalCluster
 
-    from coursekit.grading import distribute
+    from coursekit.cluster import distribute
 
     assignment = course.assignments()[0]
     tasks = [(assignment, student) for student in students]
@@ -439,15 +440,16 @@ def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: Wor
     old_path, os.environ["PATH"] = os.environ["PATH"], env["PATH"]
     try:
         with (
-            dask.config.set(cluster.ONE_TASK_PER_THREAD),  # as make grade's scheduler, and README's
+            # as make grade's scheduler, and README's
+            dask.config.set(dask_cluster.ONE_TASK_PER_THREAD),
             LocalCluster(
                 n_workers=1,
                 threads_per_worker=1,
                 host="127.0.0.1",
                 dashboard_address=None,
                 silence_logs=50,
-            ) as dask_cluster,
-            Client(dask_cluster) as client,
+            ) as local_cluster,
+            Client(local_cluster) as client,
         ):
             client.register_plugin(plugin)
             run = distribute.ClassRun(
@@ -518,7 +520,7 @@ class RecordEventLoops(WorkerPlugin):
 
         from jupyter_core.utils import ensure_event_loop
 
-        from coursekit.grading import task
+        from coursekit.cluster import task
 
         original, path = task.CoursePlugin._grade, self.path
 
@@ -566,31 +568,31 @@ def test_a_scheduler_that_hands_workers_tasks_to_hold_is_warned_about():
             LocalCluster(n_workers=0, processes=False, dashboard_address=None) as local,
             Client(local) as client,
         ):
-            return cluster.held_task_warning(client)
+            return dask_cluster.held_task_warning(client)
 
     assert "worker-saturation 이 1.1" in warning({})
     assert "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0" in warning({})
-    assert warning(cluster.ONE_TASK_PER_THREAD) is None
-    with dask.config.set(dask.config.collect_env(cluster.SCHEDULER_ENVIRONMENT)):
+    assert warning(dask_cluster.ONE_TASK_PER_THREAD) is None
+    with dask.config.set(dask.config.collect_env(dask_cluster.SCHEDULER_ENVIRONMENT)):
         assert dask.config.get("distributed.scheduler.worker-saturation") == 1.0
 
     class Refusing:  # a scheduler that runs no function sent to it
         def run_on_scheduler(self, function):
             raise RuntimeError("refused")
 
-    assert "읽지 못했습니다 (RuntimeError)" in cluster.held_task_warning(Refusing())
+    assert "읽지 못했습니다 (RuntimeError)" in dask_cluster.held_task_warning(Refusing())
 
 
 def test_the_dashboard_is_dasks_own_page_on_loopback_when_asked(tmp_path):
     import urllib.error
     import urllib.request
 
-    with cluster.client_for(tmp_path, None, 1, dashboard=True) as client:
+    with dask_cluster.client_for(tmp_path, None, 1, dashboard=True) as client:
         link = client.dashboard_link
         assert link.startswith("http://127.0.0.1:"), link
         with urllib.request.urlopen(link, timeout=60) as page:
             assert page.status == 200 and b"Dask" in page.read()
-    with cluster.client_for(tmp_path, None, 1, dashboard=False) as client:
+    with dask_cluster.client_for(tmp_path, None, 1, dashboard=False) as client:
         # only Dask's /health and metrics routes, on loopback: no dashboard page
         port = client.scheduler_info()["services"]["dashboard"]
         with pytest.raises(urllib.error.HTTPError):

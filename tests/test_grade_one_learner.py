@@ -3,7 +3,7 @@
 A class of three (the reference, a catalog mistake, the untouched release) is
 graded by `make grade`; a TA then scores a written answer and comments on it.
 One learner resubmits after the due date and is regraded alone, first with
-`make grade --student` (`python -m coursekit.grading`), then another with
+`make grade --student` (`python -m coursekit.cluster`), then another with
 stock `nbgrader autograde ASSIGNMENT --student`. Each time the regraded
 learner's grades and lateness change, and everything of the others — every
 grade row, comment, submission timestamp and autograded notebook — stays as
@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from catalog import catalogs
-from coursekit import submissions
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

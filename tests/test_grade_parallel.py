@@ -3,7 +3,7 @@
 One small class with submission timestamps (the reference of both
 assignments; the untouched release and one catalog mistake of the first) is graded twice in two
 scratch copies of the course: by stock `nbgrader autograde`, one assignment
-after the other, and by `python -m coursekit.grading` with two workers.
+after the other, and by `python -m coursekit.cluster` with two workers.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from bench import budget
 from catalog import catalogs
-from coursekit import submissions
-from coursekit.grading import budget, gradebook, once_per_notebook
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.autograde import once_per_notebook
+from coursekit.cluster import gradebook
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +55,9 @@ def both(tmp_path_factory):
         stock.autograde(assignment)
     parallel = build_class(tmp_path_factory.mktemp("parallel"))
     # With the budget's timers on: they only measure, so the gradebook must not change.
-    run = parallel.grade("-j", "2", "--budget", str(parallel.root / "budget.jsonl"), check=False)
+    run = parallel.grade(
+        "-j", "2", check=False, env=budget.environment(parallel.root / "budget.jsonl")
+    )
     return stock, parallel, run
 
 
@@ -177,7 +181,7 @@ def test_kernels_start_without_the_debugger():
 
 def test_help_describes_the_command():
     run = subprocess.run(
-        [sys.executable, "-m", "coursekit.grading", "--help"],
+        [sys.executable, "-m", "coursekit.cluster", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.grading import once_per_notebook
+from coursekit.autograde import once_per_notebook
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.xdist_group("grading_startup")
 
 PROBE = """
 import json, sys
-import coursekit.grading.__main__  # noqa: F401 -- what `make grade` imports first
+import coursekit.cluster.__main__  # noqa: F401 -- what `make grade` imports first
 import jsonschema, nbformat
 from nbformat.validator import get_validator
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
@@ -105,7 +105,7 @@ def test_workers_share_one_engine_per_gradebook(tmp_path):
     import nbgrader.api
     from nbgrader.api import Gradebook
 
-    from coursekit.grading import worker
+    from coursekit.cluster import worker
 
     original = nbgrader.api.create_engine
     try:
@@ -217,19 +217,21 @@ def test_make_grade_swaps_in_overwrite_cells_read_once():
     assert once_per_notebook.OverwriteCellsReadOnce in config.Autograde.sanitize_preprocessors
 
 
-def test_the_parent_preloads_what_the_instructors_locked_cells_import(course):
-    from coursekit.grading import worker
+def test_the_pools_parent_preloads_what_the_instructors_locked_cells_import(course):
+    """bench.pool, the benchmark's reference, preloads as make grade's pool did."""
+    from bench import pool
+    from coursekit.cluster import worker
 
     sandbox, assignment = course
     source = "import numpy as np\n%matplotlib inline\nfrom grader_tests import checks as c\n"
     source += "from . import nothing\nfrom os.path import *\n"
-    assert worker._imported_modules(source) == [
+    assert pool._imported_modules(source) == [
         "numpy",
         "grader_tests",
         "grader_tests.checks",
         "os.path",
     ]
-    assert worker._imported_modules("def broken(:\n") == []
-    worker.preload(sandbox.db_url, sandbox.course_id, [assignment, "no-such-assignment"])
+    assert pool._imported_modules("def broken(:\n") == []
+    pool.preload(sandbox.db_url, sandbox.course_id, [assignment, "no-such-assignment"])
     assert f"grader_tests.{assignment}" in sys.modules
     assert all(name in sys.modules for name in worker.FIRST_NOTEBOOK_MODULES)

@@ -1,6 +1,6 @@
 """Hostile and tampering submissions: graded, losing exactly their affected cells, with a reason.
 
-One `make grade` run (python -m coursekit.grading) grades every scenario of
+One `make grade` run (python -m coursekit.cluster) grades every scenario of
 tests/hostile/ together with an honest reference learner and a learner with
 a catalogued mistake graded after all of them, in a scratch copy of the
 course (which, like a real deployment, also holds grader_tests/ and
@@ -37,10 +37,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit import submissions
-from coursekit.grading import incidents, shapes
-from coursekit.safe_exchange import names
+from coursekit.autograde import shapes
+from coursekit.core import incidents
+from coursekit.exchange import names
 from coursekit.sandbox import cgroup, policy
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 from tests.hostile import (
     ASSIGNMENT,
@@ -316,7 +317,7 @@ def grade_class(folder: Path) -> Graded:
         # is grading's alone.
         scratch = Path(tempfile.mkdtemp(prefix="grader-tmp-", dir=folder.parent))
         disk = DiskWatch(sandbox.root, scratch)
-        command = [sys.executable, "-m", "coursekit.grading", "--root", str(sandbox.root)]
+        command = [sys.executable, "-m", "coursekit.cluster", "--root", str(sandbox.root)]
         caps = ["--cell-timeout", "5", "--notebook-timeout", "90", "--memory-mb", "1536"]
         started = time.perf_counter()
         with subprocess.Popen(

@@ -12,7 +12,7 @@ learner B fetches the feedback and reads the diagnosis, without hidden test sour
 formgrader lists the learners by their roster names, and `make export` writes B's
 Canvas row with B's name, LMS id and points. On the way, the staff wall on the hub's
 real URLs: B hands in a page with script beside the notebook; formgrader's submission
-page and that file carry coursekit.staff_server's policies (which the environment, not
+page and that file carry coursekit.staff.server's policies (which the environment, not
 the instructor's config, enables), MathJax typesets the course's formulas, and no
 script of B's reaches a loopback listener; a learner's server carries the policies too.
 
@@ -37,14 +37,14 @@ import pytest
 
 import solutions.ch3_multihead as reference
 from catalog import ch3_multihead as mistakes
-from coursekit import roster
-from coursekit.course import Course
+from coursekit.core.course import Course
 from coursekit.hub import __main__ as hub_cli
 from coursekit.hub import accounts
 from coursekit.hub.settings import HubSettings
-from coursekit.staff_server import INERT
+from coursekit.lms import roster
+from coursekit.simulate.harness import CourseHarness
+from coursekit.staff.server import INERT
 from tests import hub_pages as ui
-from tests.course_harness import CourseHarness
 from tests.hub_answers import answered_cells
 from tests.test_staff_views_inert import Listener, attack, beside, open_file
 
@@ -144,7 +144,7 @@ def test_learners_run_the_course_environment_but_read_no_reference(hub):
     learner, classmate = settings.learner_names
     python = str(Path(settings.venv) / "bin" / "python")
     # What a learner's server and Validate need runs under the learner's uid.
-    imported = run_as(learner, python, "-c", "import coursekit.validation, nbgrader, numpy")
+    imported = run_as(learner, python, "-c", "import coursekit.learner.validation, nbgrader, numpy")
     assert imported.returncode == 0, imported.stderr
     # References, hidden tests, the catalog, git history, the instructor's course and a
     # classmate's home stay closed.

@@ -6,10 +6,10 @@ import json
 import nbformat
 import pytest
 
-from coursekit.grading import incidents
-from coursekit.grading.driver import Driver
-from coursekit.grading.incidents import Incident
-from coursekit.report import data
+from coursekit.cluster.driver import Driver
+from coursekit.core import incidents
+from coursekit.core.incidents import Incident
+from coursekit.staff.report import data
 from tests.course_sandbox import CourseSandbox
 
 

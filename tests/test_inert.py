@@ -1,6 +1,6 @@
-"""What coursekit.inert leaves of a learner's notebook, and the policies coursekit.staff_server
-sets, without a browser (tests/test_staff_views_inert.py drives Chromium); and that a plain
-Jupyter server of the environment sets them."""
+"""What coursekit.staff.inert leaves of a learner's notebook, and the policies
+coursekit.staff.server sets, without a browser (tests/test_staff_views_inert.py drives
+Chromium); and that a plain Jupyter server of the environment sets them."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 from nbconvert import HTMLExporter
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
-from coursekit.inert import InertLearnerContent, clean_html
-from coursekit.release import venv_environment
-from coursekit.staff_server import (
+from coursekit.authoring.release import venv_environment
+from coursekit.staff.inert import InertLearnerContent, clean_html
+from coursekit.staff.server import (
     INERT,
     MATHJAX_CONFIG,
     NOTEBOOK_MARKER,
@@ -237,8 +237,8 @@ def test_the_environment_enables_the_staff_server(tmp_path):
     env = only_the_environment(tmp_path)
     listed = jupyter("server", "extension", "list", cwd=tmp_path, env=env)
     listed = re.sub(r"\x1b\[[0-9;]*m", "", listed)
-    assert re.search(r"coursekit\.staff_server\s+enabled", listed), listed
-    assert re.search(r"coursekit\.staff_server\s+OK", listed), listed
+    assert re.search(r"coursekit\.staff\.server\s+enabled", listed), listed
+    assert re.search(r"coursekit\.staff\.server\s+OK", listed), listed
     assert re.search(r"jupyter_server_mathjax\s+enabled", listed), listed
 
 
@@ -270,4 +270,4 @@ def test_a_plain_server_of_the_environment_sets_the_policies(tmp_path, options):
         mathjax = f"{base}/static/jupyter_server_mathjax/MathJax.js"
         with urllib.request.urlopen(mathjax, timeout=30) as response:
             assert b"MathJax.version=" in response.read()
-    assert "coursekit.staff_server: staff pages run no learner script" in log.read_text()
+    assert "coursekit.staff.server: staff pages run no learner script" in log.read_text()

@@ -8,7 +8,7 @@ import json
 
 from jupyterlab_server.translation_utils import get_language_pack, get_language_packs
 
-from coursekit.lab_language import KOREAN, TRANSLATION_PLUGIN, write_overrides
+from coursekit.learner.lab_language import KOREAN, TRANSLATION_PLUGIN, write_overrides
 
 
 def test_the_korean_pack_is_installed_for_jupyterlab():

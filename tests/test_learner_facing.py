@@ -11,9 +11,9 @@ import nbformat
 import pytest
 
 from catalog import catalogs
-from coursekit import submissions
-from coursekit.course import contract_functions
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.core.course import contract_functions
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent

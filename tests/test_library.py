@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from coursekit import __main__ as cli
+from coursekit.authoring.release import venv_environment
 from coursekit.checks.declared import checks_of
-from coursekit.course import Course, CourseKit, NoCourseError, find_root
-from coursekit.grading import bundle
+from coursekit.cluster import bundle
+from coursekit.core.course import Course, CourseKit, NoCourseError, find_root
 from coursekit.hub.settings import HubSettings
-from coursekit.release import venv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "coursekit"
@@ -179,7 +179,7 @@ def test_the_wheel_holds_coursekit_its_templates_and_the_server_entry_only(tmp_p
     assert tops == {"coursekit", f"coursekit-{version}.dist-info", f"coursekit-{version}.data"}
     modules = {str(p.relative_to(ROOT)) for p in library_files()}
     assert {n for n in names if n.endswith(".py")} == modules
-    templates = {str(p.relative_to(ROOT)) for p in (LIBRARY / "templates").glob("*.j2")}
+    templates = {str(p.relative_to(ROOT)) for p in (LIBRARY / "core" / "templates").glob("*.j2")}
     assert templates and templates <= set(names)
     entry = "etc/jupyter/jupyter_server_config.d/coursekit.json"
     assert f"coursekit-{version}.data/data/{entry}" in names
@@ -212,3 +212,39 @@ def test_every_make_target_calls_the_console_script_not_a_module():
     assert re.findall(r"-m coursekit\b\S*", makefile) == []
     called = set(re.findall(r"\$\(BIN\)/coursekit ([a-z-]+)", makefile))
     assert called and called <= set(cli.COMMANDS)
+
+
+def test_the_top_level_is_folders_by_role_and_at_most_four_modules():
+    modules = sorted(path.name for path in LIBRARY.glob("*.py"))
+    assert len(modules) <= 4, modules
+    folders = [path for path in LIBRARY.rglob("*") if path.is_dir() and path.name != "__pycache__"]
+    packages = [folder for folder in folders if any(folder.glob("*.py"))]
+    assert len(packages) >= 12
+    for folder in packages:
+        init = folder / "__init__.py"
+        assert init.exists(), f"{folder.relative_to(ROOT)} is no package"
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert docstring and len(docstring) > 80, f"{init.relative_to(ROOT)} says what it holds"
+
+
+def test_the_code_that_runs_in_the_sandbox_imports_nothing_of_coursekit_outside_it():
+    """Its modules are sent into the sandbox as source text, where there is no coursekit."""
+    inside = LIBRARY / "sandbox" / "inside"
+    found = {}
+    for path in sorted(inside.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] if node.level == 0 else ["(relative)"]
+            outside = [
+                n
+                for n in names
+                if n == "(relative)"
+                or (n.split(".")[0] == "coursekit" and not n.startswith("coursekit.sandbox.inside"))
+            ]
+            if outside:
+                found.setdefault(path.name, []).extend(outside)
+    assert len(list(inside.glob("*.py"))) >= 5
+    assert found == {}

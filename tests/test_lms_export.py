@@ -31,9 +31,9 @@ from urllib.parse import parse_qs
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit import roster
-from coursekit.course import Course
-from coursekit.release import nbgrader, venv_environment
+from coursekit.authoring.release import nbgrader, venv_environment
+from coursekit.core.course import Course
+from coursekit.lms import roster
 from tests.course_sandbox import CourseSandbox
 
 PREFIX = "tp-"
@@ -91,7 +91,7 @@ def course(tmp_path_factory):
 def export(course: Course, exporter: str, *args: str, out=None):
     out = out or course.root / "exports" / f"{exporter}.csv"
     result = nbgrader(
-        course.root, "export", f"--exporter=coursekit.lms_export.{exporter}", f"--to={out}",
+        course.root, "export", f"--exporter=coursekit.lms.export.{exporter}", f"--to={out}",
         *args, check=False,
     )  # fmt: skip
     return result, out
@@ -156,7 +156,7 @@ def test_moodle_grade_import_csv(course):
 
 def test_make_export_writes_the_lms_file(course):
     result = subprocess.run(
-        [sys.executable, "-m", "coursekit.lms_export", "--to", "moodle",
+        [sys.executable, "-m", "coursekit.lms.export", "--to", "moodle",
          "--root", str(course.root), "--MoodleExport.identifier=idnumber"],
         cwd=course.root, capture_output=True, text=True,
     )  # fmt: skip
@@ -252,7 +252,7 @@ def test_push_to_a_fake_canvas(course):
         env = {**venv_environment(), "CANVAS_TOKEN": "secret-token"}
         command = [
             sys.executable, "-m", "nbgrader", "export",
-            "--exporter=coursekit.lms_export.CanvasExport",
+            "--exporter=coursekit.lms.export.CanvasExport",
             f"--to={course.root / 'exports' / 'pushed.csv'}",
             f"--CanvasExport.assignment_ids={CANVAS_IDS}".replace(" ", ""),
             f"--CanvasExport.canvas_url={url}", "--CanvasExport.canvas_course_id=77",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from coursekit.grading import incidents
-from coursekit.grading.execute import SandboxedExecute
+from coursekit.autograde.execute import SandboxedExecute
+from coursekit.core import incidents
 from coursekit.sandbox import cgroup, warm
 
 CAP_MB = 1536  # of address space per process too: the kernel alone holds ~850 MiB of it

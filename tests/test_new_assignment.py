@@ -21,9 +21,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit import submissions
+from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
-from coursekit.release import venv_environment
+from coursekit.simulate import submissions
 from tests.authored_notebooks import nbgrader_cell, python_notebook
 from tests.course_sandbox import CourseSandbox
 
@@ -231,7 +231,7 @@ def test_the_new_assignment_goes_round_the_whole_cycle(course):
     assert "두 배에 1 을 더했습니다" in feedback
     assert "grader_tests" not in feedback and "hidden_checks" not in feedback
 
-    report = run_module(sandbox.root, "coursekit.report", NEW, "--root", str(sandbox.root))
+    report = run_module(sandbox.root, "coursekit.staff.report", NEW, "--root", str(sandbox.root))
     assert report.returncode == 0, report.stderr[-3000:]
     assert "double_plus_one" in report.stdout, report.stdout
     with (sandbox.root / "reports" / f"{NEW}.csv").open(encoding="utf-8") as rows:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from catalog import catalogs
-from coursekit import submissions
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.simulate import submissions
 from tests import postgres_server
 from tests.course_sandbox import CourseSandbox
 
@@ -59,7 +59,7 @@ def test_the_gradebook_is_postgresql_and_no_sqlite_file_appears(graded):
 def test_the_ta_report_reads_the_postgresql_gradebook(graded):
     course, _, mistake, *_ = graded
     report = subprocess.run(
-        [sys.executable, "-m", "coursekit.report", ASSIGNMENT, "--root", str(course.root)],
+        [sys.executable, "-m", "coursekit.staff.report", ASSIGNMENT, "--root", str(course.root)],
         cwd=ROOT,
         env=venv_environment(),
         capture_output=True,

@@ -14,8 +14,8 @@ import pytest
 import catalog
 import grader_tests
 import solutions
-from coursekit import sync_solutions
-from coursekit.course import contract_functions
+from coursekit.authoring import sync
+from coursekit.core.course import contract_functions
 from tests.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,8 +56,8 @@ def test_release_is_what_source_generates_now(tmp_path, assignment):
 
 
 def test_source_solution_regions_match_solutions_package():
-    for path in sync_solutions.source_notebooks():
-        assert sync_solutions.sync_notebook(path, write=False) == [], (
+    for path in sync.source_notebooks():
+        assert sync.sync_notebook(path, write=False) == [], (
             f"{path} differs from solutions/: run `make sync`"
         )
 

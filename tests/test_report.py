@@ -1,4 +1,4 @@
-"""The TA report (python -m coursekit.report) on the demo's graded class, and its parts."""
+"""The TA report (python -m coursekit.staff.report) on the demo's graded class, and its parts."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from coursekit import cells as course_cells
-from coursekit.course import Course, contract_functions
-from coursekit.demo import UNKNOWN_MISTAKES, simulated_class
-from coursekit.release import venv_environment
-from coursekit.report import clusters as grouping
-from coursekit.report import data, overview, render, summary
-from tests.course_harness import CourseHarness
+from coursekit.authoring.release import venv_environment
+from coursekit.core import cells as course_cells
+from coursekit.core.course import Course, contract_functions
+from coursekit.simulate.demo import UNKNOWN_MISTAKES, simulated_class
+from coursekit.simulate.harness import CourseHarness
+from coursekit.staff.report import clusters as grouping
+from coursekit.staff.report import data, overview, render, summary
 from tests.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = Course(ROOT).assignments()
@@ -102,7 +102,7 @@ def test_clusters_come_from_the_probe_records_and_keep_stubs_and_errors_out():
 
 def test_report_help_is_korean():
     result = subprocess.run(
-        [sys.executable, "-m", "coursekit.report", "--help"],
+        [sys.executable, "-m", "coursekit.staff.report", "--help"],
         cwd=ROOT, env=venv_environment(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "조교용 채점 보고서" in result.stdout
@@ -234,9 +234,9 @@ def hook(event, args):
         if not (name.startswith(files) and os.path.isfile(name)):
             seen["executed"].append(name)
 sys.addaudithook(hook)
-sys.argv = ["coursekit.report", *argv]
+sys.argv = ["coursekit.staff.report", *argv]
 try:
-    runpy.run_module("coursekit.report", run_name="__main__")
+    runpy.run_module("coursekit.staff.report", run_name="__main__")
 except SystemExit as done:
     seen["exit"] = done.code
 with open(out, "w") as file:
@@ -262,7 +262,7 @@ def test_the_report_runs_no_learner_code_and_gives_the_demo_its_clusters(demo_ru
     # report file: the formgrader test of this group may have scored a manual cell since).
     plain = tmp_path / "plain"
     subprocess.run(
-        [sys.executable, "-m", "coursekit.report", "--root", str(demo_run.root),
+        [sys.executable, "-m", "coursekit.staff.report", "--root", str(demo_run.root),
          "--out", str(plain)],
         cwd=ROOT, env=venv_environment(), capture_output=True, text=True, timeout=600, check=True,
     )  # fmt: skip

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from coursekit.diagnosis import display_width
-from coursekit.report import overview, render, summary
-from coursekit.report.data import AssignmentData, LearnerResult, full_name
+from coursekit.learner.diagnosis import display_width
+from coursekit.staff.report import overview, render, summary
+from coursekit.staff.report.data import AssignmentData, LearnerResult, full_name
 from tests.course_sandbox import ROOT
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coursekit.sandbox import cgroup, policy, warm, wire
+from coursekit.sandbox import cgroup, policy, warm
 from coursekit.sandbox.bridge import BridgeBroken, CallTimedOut, LearnerError
+from coursekit.sandbox.inside import wire
 from coursekit.sandbox.kernel import SandboxMixin
 from coursekit.sandbox.learner_kernel import LearnerKernel
 

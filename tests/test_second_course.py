@@ -22,12 +22,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit import exchange, submissions
+from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
-from coursekit.course import CourseKit
-from coursekit.release import venv_environment
+from coursekit.core.course import CourseKit
+from coursekit.simulate import learner_actions, submissions
+from coursekit.simulate.harness import CourseHarness
 from tests.authored_notebooks import nbgrader_cell, python_notebook
-from tests.course_harness import CourseHarness
 
 pytestmark = pytest.mark.xdist_group("second_course")
 
@@ -44,13 +44,13 @@ from nbgrader.preprocessors import (
     GetGrades, IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades,
 )
 
-from coursekit.feedback import FeedbackSummary
-from coursekit.grading.execute import SandboxedExecute
-from coursekit.grading.roles import RestoreCells
-from coursekit.grading.shapes import BoundedNotebookExporter
-from coursekit.inert import InertLearnerContent
-from coursekit.preprocessors import SanitizeHiddenTracebacks
-from coursekit.safe_exchange import configure as configure_safe_exchange
+from coursekit.learner.feedback import FeedbackSummary
+from coursekit.autograde.execute import SandboxedExecute
+from coursekit.autograde.roles import RestoreCells
+from coursekit.autograde.shapes import BoundedNotebookExporter
+from coursekit.staff.inert import InertLearnerContent
+from coursekit.learner.tracebacks import SanitizeHiddenTracebacks
+from coursekit.exchange import configure as configure_safe_exchange
 
 c = get_config()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -240,11 +240,11 @@ def course(tmp_path_factory):
     answers = {"alice": {}, "bob": {"normalize": catalog["forgets_square_root"]}}
     for student in LEARNERS:
         workspace = root / "learners" / student
-        folder = exchange.fetch(harness, workspace, student, ASSIGNMENT)
+        folder = learner_actions.fetch(harness, workspace, student, ASSIGNMENT)
         path = folder / f"{ASSIGNMENT}.ipynb"
         given = nbformat.read(path, as_version=4)
         nbformat.write(submissions.fill(given, source, replace=answers[student]), path)
-        exchange.submit(harness, workspace, student, ASSIGNMENT)
+        learner_actions.submit(harness, workspace, student, ASSIGNMENT)
     patch.undo()
 
     command(root, "nbgrader", "collect", ASSIGNMENT)

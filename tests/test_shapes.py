@@ -1,4 +1,4 @@
-"""A submission's JSON read within bounds (coursekit.grading.shapes), without grading it.
+"""A submission's JSON read within bounds (coursekit.autograde.shapes), without grading it.
 
 The hostile scenarios grade such notebooks whole; these check the reader's own
 rules on small inputs: an honest notebook is read as nbformat reads it, and
@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.grading import shapes
+from coursekit.autograde import shapes
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "release" / "ch3_multihead" / "multihead.ipynb"

@@ -6,7 +6,7 @@ notebook metadata and files handed in beside the notebook (HTML, SVG, XHTML, a .
 and a PDF with a JavaScript action) all carry script) is graded with `make
 grade`, given feedback and a TA report. Stock `jupyter lab` is started from the
 course root with nothing but the environment (no extension named on the command
-line: the environment enables coursekit.staff_server). Then headless Chromium
+line: the environment enables coursekit.staff.server). Then headless Chromium
 opens, as the instructor, formgrader's pages of the attacker's submission, the
 feedback page in JupyterLab, through /files/ and from disk, the TA report, the
 autograded notebook through /files/ and /nbconvert/, and every file beside the
@@ -35,8 +35,8 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from coursekit import submissions
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 from tests.lab_server import running_lab
 from tests.test_formgrader_browser import CHROMIUM, FLAGS
@@ -247,7 +247,7 @@ def staff_class(tmp_path_factory):
     course.grade("-j", "2")
     course.run("generate_feedback", ASSIGNMENT, "--force")
     report = subprocess.run(
-        [sys.executable, "-m", "coursekit.report", ASSIGNMENT, "--root", str(root)],
+        [sys.executable, "-m", "coursekit.staff.report", ASSIGNMENT, "--root", str(root)],
         cwd=root, env=venv_environment(), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]

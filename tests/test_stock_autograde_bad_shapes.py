@@ -1,6 +1,6 @@
 """Stock `nbgrader autograde` with the course's config grades everyone after a bad notebook.
 
-Before the course read submissions itself (coursekit.grading.roles, .shapes),
+Before the course read submissions itself (coursekit.autograde.roles, .shapes),
 a test cell with a schema version nbgrader does not know stopped stock
 autograde for the whole class (SchemaTooNewError ends its loop), and a cell
 that nbformat's schema rejects, or a JSON nested too deep, failed the learner.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from coursekit import submissions
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 from tests.hostile import (
     ASSIGNMENT,

@@ -1,6 +1,6 @@
 """Files handed in beside a notebook never keep a name a browser renders, and are bounded.
 
-The naming rule (coursekit/safe_exchange/names.py) on its own; then one course
+The naming rule (coursekit/exchange/names.py) on its own; then one course
 copy in which learners' files reach submitted/ by every way there is (the
 exchange's `nbgrader collect`, `nbgrader zip_collect` of an LMS download, a
 copy by hand, one of them with 7 000 files), stock `nbgrader autograde`,
@@ -18,12 +18,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit import submissions
-from coursekit.grading import incidents
-from coursekit.safe_exchange import record
-from coursekit.safe_exchange.bound import LEFT_OUT
-from coursekit.safe_exchange.names import kept_name, kept_path
-from coursekit.safe_exchange.plain_copy import Budget, copy_folder
+from coursekit.core import incidents
+from coursekit.exchange import record
+from coursekit.exchange.bound import LEFT_OUT
+from coursekit.exchange.names import kept_name, kept_path
+from coursekit.exchange.plain_copy import Budget, copy_folder
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 
 ASSIGNMENT = "ch3_multihead"

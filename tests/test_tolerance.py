@@ -15,7 +15,7 @@ import pytest
 
 from coursekit.checks import core, reproduce
 from coursekit.checks.declared import checks_of
-from coursekit.course import Course
+from coursekit.core.course import Course
 from grader_tests import ch3_multihead
 from tests.demo_class import ROOT
 

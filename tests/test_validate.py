@@ -5,7 +5,7 @@ reference, the untouched release, one catalog mistake, a function that calls
 input(), one that reads a notebook global instead of its argument, one that
 never returns. Each notebook is validated as a learner validates it: in a
 folder of their own, with the course's Validate configuration
-(`coursekit.validation.configure`) and no gradebook, through nbgrader's
+(`coursekit.learner.validation.configure`) and no gradebook, through nbgrader's
 Validator as the Validate button calls it. The same notebooks are graded by
 `make grade` in a scratch copy of the course. Both use a 5 s cell time limit
 so that the learner who never returns costs little.
@@ -28,9 +28,10 @@ from nbgrader.validator import Validator
 from traitlets.config.loader import PyFileConfigLoader
 
 from catalog import catalogs
-from coursekit import submissions, validation
-from coursekit.course import contract_functions
-from coursekit.release import venv_environment
+from coursekit.authoring.release import venv_environment
+from coursekit.core.course import contract_functions
+from coursekit.learner import validation
+from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 from tests.notebook_namespace import notebook_namespace
 
@@ -42,7 +43,7 @@ TIMEOUT = 15
 LEARNER_CONFIG = f"""\
 c = get_config()
 c.Execute.timeout = {TIMEOUT}
-from coursekit.validation import configure
+from coursekit.learner.validation import configure
 configure(c)
 """
 VISIBLE = {  # the visible test cell of each function
@@ -164,7 +165,7 @@ def graded_class(tmp_path_factory):
     )
     group = ValidatedClass(tmp_path_factory.mktemp("validate"))
     grading = subprocess.Popen(
-        [sys.executable, "-m", "coursekit.grading", "--root", str(group.course.root), "-j", "2"],
+        [sys.executable, "-m", "coursekit.cluster", "--root", str(group.course.root), "-j", "2"],
         cwd=ROOT,
         env=venv_environment(),
         stdout=subprocess.PIPE,
@@ -258,7 +259,9 @@ def test_a_time_out_gets_a_korean_message(graded_class):
 
 def test_the_command_line_says_the_same_and_exits_non_zero_on_failure(graded_class):
     with ThreadPoolExecutor(2) as pool:
-        blank = pool.submit(graded_class.validate_on_command_line, "blank", "coursekit.validation")
+        blank = pool.submit(
+            graded_class.validate_on_command_line, "blank", "coursekit.learner.validation"
+        )
         reference = pool.submit(
             graded_class.validate_on_command_line, "reference", "nbgrader", "validate"
         )

@@ -18,7 +18,7 @@ from catalog import all_entries
 from coursekit.checks.core import compare
 from coursekit.checks.declared import checks_of
 from coursekit.checks.verdict import CheckFailedError, Verdict
-from coursekit.report import data
+from coursekit.staff.report import data
 from tests.notebook_namespace import notebook_namespace
 
 MISTAKES = all_entries("mistake")

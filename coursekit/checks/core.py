@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from coursekit.sandbox.code_names import code_names
+from coursekit.sandbox.inside.code_names import code_names
 
 from .verdict import argument_record, describe_case_record, misconception_sentence
 
@@ -380,7 +380,7 @@ def reads_globals(fn: Callable, names: frozenset[str]) -> set[str]:
     """Global names among `names` that the function's code (and nested code) reads.
 
     A function in the grading sandbox carries its code's names (`code_names`,
-    gathered there by coursekit.sandbox.kernel_side with the same code_names).
+    gathered there by coursekit.sandbox.inside.kernel_side with the same code_names).
     """
     remote = getattr(fn, "code_names", None)
     if isinstance(remote, frozenset):

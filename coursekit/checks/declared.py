@@ -267,7 +267,7 @@ class HiddenChecks:
 def checks_of(assignment: str, kit=None) -> HiddenChecks:
     """The declared hidden checks of an assignment: its module in the course's checks
     package (`c.CourseKit.checks_package`, grader_tests/ by default)."""
-    from coursekit.course import CourseKit
+    from coursekit.core.course import CourseKit
 
     return (kit or CourseKit.of()).checks(assignment).CHECKS
 

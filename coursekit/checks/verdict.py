@@ -2,7 +2,7 @@
 
 The check builds a `Verdict`; the learner and the TA read `render()`, while
 the grader stores `to_record()` (plain JSON) in the autograded notebook's
-cell metadata (`coursekit.cells.store_verdict`), where the TA report and the
+cell metadata (`coursekit.core.cells.store_verdict`), where the TA report and the
 feedback page read it back with `from_record`. Nobody parses the prose.
 """
 

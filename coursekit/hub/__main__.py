@@ -10,7 +10,7 @@ them, hides the references, and runs JupyterHub (which starts each account's
 server as that account). It prints the URL and each account's password once.
 `down` removes the accounts and puts every changed permission back.
 
-With `--roster` (coursekit/roster.py: id, 이름 or first/last name, email, LMS
+With `--roster` (coursekit/lms/roster.py: id, 이름 or first/last name, email, LMS
 id) the learners are the roster's, named `<prefix><id>`, and the instructor's
 gradebook gets them with their names through `nbgrader db student import`; the
 whole roster is checked before any account is made.
@@ -27,10 +27,10 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from coursekit import roster
-from coursekit.course import add_root_argument
+from coursekit.core.course import add_root_argument
 from coursekit.hub import access, accounts, files
 from coursekit.hub.settings import SETTINGS_FILE, HubSettings, default_root
+from coursekit.lms import roster
 
 PROXY_PACKAGE = "configurable-http-proxy@4.6.3"
 CONFIG_FILE = Path(__file__).with_name("jupyterhub_config.py")

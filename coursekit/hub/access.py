@@ -10,7 +10,7 @@
 - The exchange is world-writable with the sticky bit, as nbgrader documents
   (`chmod ugo+rwx`): learners write their submissions into the course's
   inbound folder. The root's sticky bit covers only its own entries: inbound's
-  own (3733) is set by the course's release_assignment (safe_exchange/transfer.py).
+  own (3733) is set by the course's release_assignment (exchange/transfer.py).
 
 Every mode and group changed here is recorded, and `restore` puts it back.
 """

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from jupyterlab.commands import get_app_dir
 
-from coursekit.course import Course
+from coursekit.core.course import Course
 from coursekit.hub.settings import HubSettings
-from coursekit.lab_language import write_overrides
+from coursekit.learner.lab_language import write_overrides
 
 INSTRUCTOR_ONLY_LAB = [
     "@jupyter/nbgrader:formgrader",
@@ -37,9 +37,9 @@ INSTRUCTOR_ONLY_SERVER = [
 CLASS_NBGRADER_CONFIG = '''\
 """nbgrader settings for every account of the class: learners need no setup."""
 
-from coursekit.feedback_link import configure as configure_feedback_link
-from coursekit.safe_exchange import configure as configure_safe_exchange
-from coursekit.validation import configure as configure_validate
+from coursekit.learner.feedback_link import configure as configure_feedback_link
+from coursekit.exchange import configure as configure_safe_exchange
+from coursekit.learner.validation import configure as configure_validate
 
 c = get_config()  # noqa: F821
 
@@ -140,7 +140,7 @@ def write_instructor_files(settings: HubSettings) -> Path:
         config / "nbgrader_config.py",
         INSTRUCTOR_NBGRADER_CONFIG.format(course_config=str(course_root / "nbgrader_config.py")),
     )
-    # coursekit.staff_server needs no entry here: the environment enables it for every server.
+    # coursekit.staff.server needs no entry here: the environment enables it for every server.
     extensions = dict.fromkeys(INSTRUCTOR_ONLY_SERVER, True)
     _write(
         config / "jupyter_server_config.json",

@@ -9,8 +9,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from coursekit.course import Course, find_root
-from coursekit.roster import Learner
+from coursekit.core.course import Course, find_root
+from coursekit.lms.roster import Learner
 
 SETTINGS_FILE = "hub.json"
 PROXY = Path("build") / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -32,7 +32,7 @@ class HubSettings:
     repo: str = ""  # the course root (default: the one find_root finds)
     proxy: str = ""  # default: under the course root's build/
     hidden: list[dict] = field(default_factory=list)  # modes changed by `access`, to restore
-    # The roster's learners (coursekit.roster.Learner fields); empty: numbered accounts.
+    # The roster's learners (coursekit.lms.roster.Learner fields); empty: numbered accounts.
     roster: list[dict] = field(default_factory=list)
     learner_locale: str = "ko_KR"  # learners' JupyterLab language ("" keeps English)
     # From the course's config when not given: the instructor's copy of the course is

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from coursekit.sandbox import code_names, kernel_side, leftover_folders, wire
+from coursekit.sandbox import leftover_folders
+from coursekit.sandbox.inside import code_names, kernel_side, wire
 
 _SOURCE = "\n\n".join(
     Path(module.__file__).read_text(encoding="utf-8") for module in (wire, code_names, kernel_side)

@@ -33,7 +33,7 @@ CONNECTION_FILE = f"{policy.KERNEL_DIR}/connection.json"
 
 # `python -m ipykernel_launcher` without ipykernel's debugger: a graded kernel is
 # never debugged, and importing debugpy is a sixth of a kernel's start-up CPU
-# (`make grade --budget`). ipykernel starts without it when it cannot import it.
+# (bench/budget.py). ipykernel starts without it when it cannot import it.
 LAUNCHER = """\
 import sys
 if sys.path and sys.path[0] == "":

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from coursekit.sandbox.bridge import Bridge, descends_from
 
-SOURCE = Path(__file__).with_name("cell_runner.py").read_text(encoding="utf-8")
+SOURCE = Path(__file__).with_name("inside").joinpath("cell_runner.py").read_text(encoding="utf-8")
 # The largest frame parsed; a display of a figure is well below. Longer ones are dropped
 # unread (the cell's output limit is far smaller anyway).
 MAX_FRAME_BYTES = 8 << 20

@@ -1,7 +1,7 @@
 """Warm kernels: each sandboxed kernel is a fork of a pre-imported parent.
 
 Starting Python, importing ipykernel and the course's modules (numpy,
-pandas) is most of a graded kernel's CPU (`make grade --budget`). A
+pandas) is most of a graded kernel's CPU (bench/budget.py). A
 `Zygote` is a process that has done that once, with the sandbox's
 environment and nothing else: no course files read, no learner code run, no
 secret in its memory or its environment.
@@ -49,7 +49,7 @@ from pathlib import Path
 
 from coursekit.sandbox import leftover_folders, policy, seccomp
 
-SOURCE = Path(__file__).with_name("zygote_main.py").read_text(encoding="utf-8")
+SOURCE = Path(__file__).with_name("inside").joinpath("zygote_main.py").read_text(encoding="utf-8")
 # Linux passes at most this many descriptors in one message; zygote_main reads as many
 # (it runs without coursekit, so it states the same kernel limit itself).
 SCM_MAX_FD = 253

@@ -5,7 +5,7 @@ submission (`FUNCTION`, `SOURCE`) and/or changes the notebook or the files
 next to it (`tamper(nb, folder)` before the notebook is written,
 `corrupt(path)` after). `ZERO` is the exact set of autograded
 cells that must score 0; every other autograded cell must keep full marks.
-`INCIDENT` is the ename (coursekit.grading.incidents) that must be recorded,
+`INCIDENT` is the ename (coursekit.core.incidents) that must be recorded,
 or None when the learner's own error output is the record;
 `INCIDENT_NEEDS_MEMORY_CGROUP` when only a sandbox memory cgroup can record
 it (without one, that expectation is skipped with the reason).

@@ -8,7 +8,7 @@ before grading, so none of it shows in reports/grading_incidents.json or in
 `make grade`'s progress line.
 """
 
-from coursekit.grading import incidents
+from coursekit.core import incidents
 from tests.hostile import SPLIT_HEADS_LOSSES
 
 FUNCTION = "split_heads"

@@ -6,7 +6,7 @@ grading, as the course's exchange collects them, and records what it left out;
 the honest answers keep full marks.
 """
 
-from coursekit.grading.incidents import FILES_LEFT_OUT
+from coursekit.core.incidents import FILES_LEFT_OUT
 
 ZERO = frozenset()
 INCIDENT = FILES_LEFT_OUT

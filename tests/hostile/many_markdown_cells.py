@@ -7,7 +7,7 @@ points: all but the first ones are cut, with the reason recorded.
 
 import nbformat
 
-from coursekit import cells
+from coursekit.core import cells
 
 ZERO = frozenset()
 INCIDENT = "NotebookShapeLimit"

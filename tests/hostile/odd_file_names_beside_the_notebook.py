@@ -3,13 +3,13 @@ dash, 250 characters, a hidden file, and a name that is not UTF-8 at all.
 
 Each name reaches make grade's own bookkeeping; before nbgrader's copy into
 autograded/ the names that break tools further on are left out and the names
-a browser might render are renamed (coursekit/safe_exchange/bound.py), with
+a browser might render are renamed (coursekit/exchange/bound.py), with
 the reasons recorded. The honest answers keep full marks.
 """
 
 import os
 
-from coursekit.grading.incidents import SUBMISSION_FILES
+from coursekit.core.incidents import SUBMISSION_FILES
 
 ZERO = frozenset()
 INCIDENT = SUBMISSION_FILES

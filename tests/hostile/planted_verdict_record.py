@@ -4,7 +4,7 @@ The report reads the records the grader stores in the autograded notebook's
 cell metadata; a submission's own records must not survive grading.
 """
 
-from coursekit import cells
+from coursekit.core import cells
 from tests.hostile import SPLIT_HEADS_LOSSES, WRONG_SPLIT_HEADS
 
 FUNCTION = "split_heads"

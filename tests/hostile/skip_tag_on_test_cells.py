@@ -4,7 +4,7 @@ A test cell that is not run has no error, and nbgrader gives such a cell full
 marks. The tags of an instructor's cell come from the instructor's notebook.
 """
 
-from coursekit import cells
+from coursekit.core import cells
 from tests.hostile import SPLIT_HEADS_LOSSES, WRONG_SPLIT_HEADS
 
 FUNCTION = "split_heads"

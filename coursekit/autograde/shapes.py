@@ -1,0 +1,336 @@
+"""A submitted notebook read within stated bounds, whatever its size and shape.
+
+nbgrader reads a submission whole with nbformat (JSON, then a schema check of
+every cell) and autograde reads and writes it twice more; nbconvert checks the
+schema again after every preprocessor and fails the learner at the first
+violation. A 5 MiB notebook of 100 000 markdown cells took 70 s that way; a
+JSON nested past Python's recursion limit, a `tags` string instead of a list
+or a cell without `source` failed the learner, and a notebook far larger than
+any answer needs was read into memory whole.
+
+`BoundedNotebookExporter` (nbgrader_config.py: `c.Autograde.exporter_class`,
+the supported way to choose the exporter of a converter) reads the submitted
+notebook in autograde's first (sanitize) step within these bounds, each a
+setting of its own:
+
+- at most `max_notebook_mb` bytes are read; a larger file is not a notebook
+  this course grades;
+- no value nested deeper than `max_depth` (a notebook of this course is 6
+  deep); a cell's metadata entry, attachment or output nested deeper is dropped;
+- at most `max_text_cells` markdown and raw cells of the learner's own (cells
+  that claim no grade_id), then at most `max_cells` cells in all; the rest are
+  dropped (a learner's markdown never earns points; the instructor's cells
+  that a cut removes are put back by `roles.RestoreCells`);
+- a cell nbformat's schema rejects is repaired (its outputs, which autograde
+  clears anyway, a wrong `tags`, `id` or other metadata entry dropped) or,
+  when it cannot be, dropped.
+
+Every cut is written as a Korean reason into the notebook (NotebookShapeLimit,
+recorded by SandboxedExecute in a note cell at the notebook's end, shown by
+formgrader and the TA report and listed by `make grade`), and the rest is
+graded as usual. A file that cannot be read as a notebook at all (too big, not
+JSON, nested too deep to parse) is graded as nbgrader grades a missing
+notebook: the instructor's cells from the gradebook with every answer left
+as released, each test cell 0 with the reason (InvalidNotebook).
+
+The autograde step reads only the notebook the sanitize step wrote, which is
+already bounded. An honest notebook is read exactly as nbformat reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook, MissingEntry
+from traitlets import Integer
+
+from coursekit.autograde.roles import InstructorCells, claimed_id
+from coursekit.core import cells, incidents
+from coursekit.exchange import bound
+
+# Where the sanitize step leaves what it cut (notebook metadata; the learner's is dropped).
+SHAPE_KEY = "coursekit_shape"
+# The note cell the sanitize step puts where cells were cut (cell metadata; likewise).
+NOTE_KEY = "coursekit_shape_note"
+TEXT_TYPES = ("markdown", "raw")
+
+
+class UnreadableError(Exception):
+    """The file cannot be read as a notebook within the bounds; the message is the reason."""
+
+
+def depth(value, limit: int) -> int:
+    """How deep `value` is nested (0 for a scalar), counting at most to `limit` + 1."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            level += 1
+            deepest = max(deepest, level)
+            if level > limit:
+                return level
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(child, level) for child in children]
+    return deepest
+
+
+def load(stream, max_bytes: int) -> dict:
+    """A notebook file's JSON, read up to `max_bytes`; UnreadableError beyond or if not JSON."""
+    try:
+        data = stream.read(max_bytes + 1)
+    except UnicodeDecodeError:
+        raise UnreadableError("노트북 파일이 UTF-8 글자가 아닙니다.") from None
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if len(data) > max_bytes:
+        raise UnreadableError(
+            f"노트북 파일이 {max_bytes // 2**20} MiB 를 넘어 읽지 않았습니다. "
+            "출력이 아주 많은 칸이 있다면 출력을 지우고 다시 제출하세요."
+        )
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise UnreadableError("노트북 JSON 이 너무 깊게 중첩되어 읽을 수 없습니다.") from None
+    except ValueError as error:
+        raise UnreadableError(
+            f"노트북 파일이 올바른 JSON 이 아닙니다 ({str(error)[:200]})."
+        ) from None
+    if not isinstance(value, dict) or not isinstance(value.get("cells"), list):
+        raise UnreadableError("노트북 파일에 칸 목록(cells)이 없습니다.")
+    return value
+
+
+class Shaper:
+    """Bounds and repairs one submitted notebook's JSON, noting in Korean what it cut."""
+
+    def __init__(self, max_depth: int, max_cells: int, max_text_cells: int):
+        self.max_depth, self.max_cells, self.max_text_cells = max_depth, max_cells, max_text_cells
+        self.reasons: list[str] = []
+
+    def notebook(self, data: dict) -> NotebookNode:
+        metadata = data.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        metadata.pop(SHAPE_KEY, None)  # only the grader writes it
+        self._drop_deep(metadata, "노트북 메타데이터")
+        if data.get("nbformat") != 4:
+            data = _as_version_4(data)
+            metadata = data["metadata"]
+        minor = data.get("nbformat_minor")
+        nb = nbformat.v4.new_notebook(metadata=metadata)
+        nb.nbformat_minor = minor if isinstance(minor, int) and 0 <= minor <= 5 else 5
+        kept = self._bounded_cells(data["cells"])
+        nb.cells = [c for c in (self._cell(raw, nb.nbformat_minor) for raw in kept) if c]
+        return nb
+
+    def _drop_deep(self, metadata: dict, what: str) -> None:
+        """Drop the keys of `metadata` nested deeper than max_depth, with a reason."""
+        deep = sorted(k for k, v in metadata.items() if depth(v, self.max_depth) > self.max_depth)
+        for key in deep:
+            del metadata[key]
+        if deep:
+            self.reasons.append(f"{what} {', '.join(deep)[:200]} 이(가) 너무 깊어 버렸습니다.")
+
+    def _bounded_cells(self, raw_cells: list) -> list:
+        text = [
+            i
+            for i, c in enumerate(raw_cells)
+            if isinstance(c, dict) and c.get("cell_type") in TEXT_TYPES and not _claims_id(c)
+        ]
+        dropped = set(text[self.max_text_cells :])
+        kept = [c for i, c in enumerate(raw_cells) if i not in dropped]
+        if dropped:
+            self.reasons.append(
+                f"학습자가 만든 마크다운·raw 칸 {len(text)}개 중 처음 {self.max_text_cells}개만 "
+                f"남기고 {len(dropped)}개를 버렸습니다 (점수와 상관없는 칸입니다)."
+            )
+        if len(kept) > self.max_cells:
+            self.reasons.append(
+                f"칸이 {len(kept)}개라서 처음 {self.max_cells}개만 채점했습니다. "
+                "뒤의 칸 가운데 강사의 검사 칸은 되살려 채점했고, 그 밖의 칸은 버렸습니다."
+            )
+            kept = kept[: self.max_cells]
+        return kept
+
+    def _cell(self, raw, minor: int) -> NotebookNode | None:
+        kind = raw.get("cell_type") if isinstance(raw, dict) else None
+        if kind not in ("code", *TEXT_TYPES):
+            self.reasons.append("칸 종류를 알 수 없는 칸을 버렸습니다.")
+            return None
+        source = raw.get("source", "")
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            self.reasons.append("내용(source)이 글자가 아닌 칸을 빈 칸으로 읽었습니다.")
+            source = ""
+        metadata = raw.get("metadata")
+        metadata = dict(metadata) if isinstance(metadata, dict) else {}
+        for key in (NOTE_KEY, SHAPE_KEY):
+            metadata.pop(key, None)  # only the grader writes them
+        self._drop_deep(metadata, "칸 메타데이터")
+        # nbformat's new_*_cell would check the schema before the repair below
+        cell = nbformat.from_dict({"cell_type": kind, "metadata": metadata, "source": source})
+        if minor >= 5:
+            cell.id = raw["id"] if isinstance(raw.get("id"), str) else uuid.uuid4().hex[:8]
+        if kind == "code":
+            # autograde clears every output and count first (ClearOutput): none is read
+            cell.outputs, cell.execution_count = [], None
+        elif (
+            isinstance(raw.get("attachments"), dict)
+            and depth(raw["attachments"], self.max_depth) <= self.max_depth
+        ):
+            cell.attachments = raw["attachments"]
+        return self._valid(cell, kind, minor)
+
+    def _valid(self, cell, kind: str, minor: int) -> NotebookNode | None:
+        """The cell if nbformat's schema accepts it, repaired if it can be, else None."""
+        if _is_valid_cell(cell, minor):
+            return cell
+        repaired = False
+        if "id" in cell:
+            cell.id = uuid.uuid4().hex[:8]
+            repaired = _is_valid_cell(cell, minor)
+        cell.pop("attachments", None)
+        if not repaired and not _is_valid_cell(cell, minor):
+            keep = {"nbgrader", "tags"}
+            cell.metadata = NotebookNode({k: v for k, v in cell.metadata.items() if k in keep})
+            if not isinstance(cell.metadata.get("tags"), list) or not all(
+                isinstance(t, str) for t in cell.metadata["tags"]
+            ):
+                cell.metadata.pop("tags", None)
+        if _is_valid_cell(cell, minor):
+            self.reasons.append("형식이 맞지 않는 칸의 메타데이터를 고쳐 읽었습니다.")
+            return cell
+        self.reasons.append("형식을 고칠 수 없는 칸을 버렸습니다.")
+        return None
+
+
+def _as_version_4(data: dict) -> dict:
+    """Another format version converted by nbformat, as nbgrader would read it."""
+    try:
+        converted = nbformat.reads(json.dumps(data), as_version=4)
+        return json.loads(nbformat.writes(converted))
+    except Exception as error:
+        raise UnreadableError(
+            f"노트북 형식 판({data.get('nbformat')})을 읽을 수 없습니다 ({error})."
+        ) from None
+
+
+def _claims_id(raw: dict) -> bool:
+    meta = raw.get("metadata")
+    return isinstance(meta, dict) and claimed_id(raw) is not None
+
+
+def _is_valid_cell(cell, minor: int) -> bool:
+    probe = nbformat.from_dict({"nbformat": 4, "nbformat_minor": minor, "metadata": {}})
+    probe.cells = [cell]
+    try:
+        nbformat.validate(probe, relax_add_props=True)  # as nbconvert checks each step
+    except nbformat.ValidationError:
+        return False
+    return True
+
+
+def stand_in(resources, reason: str) -> NotebookNode:
+    """The instructor's cells of the gradebook with every answer as released: what is
+    graded for a file that is not a notebook (each test cell then scores 0)."""
+    info = resources["nbgrader"]
+    nb = nbformat.v4.new_notebook()
+    nb.metadata[SHAPE_KEY] = {"unreadable": reason}
+    try:
+        with Gradebook(info["db_url"]) as gb:
+            instructor = InstructorCells(gb, info["notebook"], info["assignment"], None)
+            for name in instructor.order:
+                row = instructor.source[name]
+                make = nbformat.v4.new_code_cell
+                if row.cell_type != "code":
+                    make = nbformat.v4.new_markdown_cell
+                cell = make(source=row.source or "")
+                cell.metadata["nbgrader"] = instructor.metadata(name, None)
+                cell.metadata.nbgrader["checksum"] = row.checksum
+                nb.cells.append(cell)
+    except MissingEntry:
+        pass
+    return nb
+
+
+class BoundedNotebookExporter(NotebookExporter):
+    """nbconvert's NotebookExporter reading a submission within bounds (see the module)."""
+
+    max_notebook_mb = Integer(32, help="largest notebook file read (MiB)").tag(config=True)
+    max_depth = Integer(64, help="deepest nesting of a notebook's JSON kept").tag(config=True)
+    max_cells = Integer(2000, help="cells of one notebook graded at most").tag(config=True)
+    max_text_cells = Integer(
+        1000, help="markdown and raw cells of the learner's own kept at most"
+    ).tag(config=True)
+
+    def from_file(self, file_stream, resources=None, **kw):
+        if not getattr(self.parent, "_sanitizing", True):  # autograde's second step: ours
+            return super().from_file(file_stream, resources=resources, **kw)
+        try:
+            data = load(file_stream, self.max_notebook_mb * 2**20)
+            shaper = Shaper(self.max_depth, self.max_cells, self.max_text_cells)
+            nb = shaper.notebook(data)
+        except UnreadableError as error:
+            self.log.warning("Unreadable notebook graded as released: %s", error)
+            nb = stand_in(resources, str(error))
+            return self.from_notebook_node(nb, resources=resources, **kw)
+        # What the pre-convert hook did to the files beside it (this process, same folder).
+        files = bound.notes_for((resources or {}).get("metadata", {}).get("path") or ".")
+        if shaper.reasons or files:
+            shape = {}
+            if shaper.reasons:
+                self.log.warning("Notebook cut to its bounds: %s", " ".join(shaper.reasons))
+                shape["cut"] = list(dict.fromkeys(shaper.reasons))
+            if files:
+                shape["files"] = files
+            nb.metadata[SHAPE_KEY] = shape
+            source = "# 채점기 메모: 이 노트북은 채점 한도에 맞춰 일부를 줄여 읽었습니다."
+            if not shaper.reasons:
+                source = "# 채점기 메모: 노트북 옆 파일 가운데 일부를 빼거나 이름을 바꿨습니다."
+            note = nbformat.v4.new_code_cell(
+                source=source, metadata={"tags": [cells.SKIP_TAG], NOTE_KEY: True}
+            )
+            if nb.nbformat_minor < 5:
+                note.pop("id", None)
+            nb.cells.append(note)
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
+def record_cuts(nb) -> bool:
+    """In autograde's second step: record what the sanitize step cut, as the grader's
+    incidents. True when the file was no notebook (every test cell then scores 0)."""
+    shape = nb.metadata.pop(SHAPE_KEY, None)
+    if not isinstance(shape, dict):
+        return False
+    if shape.get("unreadable"):
+        for cell in nb.cells:
+            if cells.is_test(cell):
+                cell.outputs = []
+                incidents.add(cell, incidents.INVALID_NOTEBOOK, str(shape["unreadable"]))
+        return True
+    notes = [c for c in nb.cells if c.metadata.get(NOTE_KEY)] or nb.cells[-1:]
+    for reason in shape.get("cut", [])[:20]:
+        incidents.add(notes[0], incidents.NOTEBOOK_SHAPE, str(reason))
+    for reason in shape.get("files", [])[:20]:
+        incidents.add(notes[0], incidents.SUBMISSION_FILES, str(reason))
+    return False
+
+
+def unreadable(path) -> str | None:
+    """Why the file at `path` is no notebook the sanitize step can read with the default
+    bounds (None when it can): for `make grade`, which grades such a file before its workers."""
+    bounds = BoundedNotebookExporter.class_trait_names(config=True)
+    limits = {name: BoundedNotebookExporter.class_traits()[name].default() for name in bounds}
+    try:
+        with open(path, "rb") as stream:
+            data = load(stream, limits["max_notebook_mb"] * 2**20)
+        Shaper(limits["max_depth"], limits["max_cells"], limits["max_text_cells"]).notebook(data)
+    except UnreadableError as error:
+        return str(error)
+    except Exception as error:  # unreadable bytes, a file that vanished
+        return f"{type(error).__name__}: {str(error)[:200]}"
+    return None

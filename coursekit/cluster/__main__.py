@@ -1,0 +1,238 @@
+"""Grade every collected submission in parallel, into the stock gradebook (`make grade`).
+
+    python -m coursekit.cluster                      # every assignment in submitted/
+    python -m coursekit.cluster ch3_multihead -j 4   # one assignment, 4 workers
+    python -m coursekit.cluster --help
+
+Each submission is one Dask task, graded by stock nbgrader autograde (with
+the course's preprocessors from nbgrader_config.py) on a worker of a
+LocalCluster on this machine (-j processes), or of a running cluster
+(--scheduler tls://HOST:8786, or COURSE_DASK_SCHEDULER); only this process
+writes the gradebook and autograded/, and a submission already graded with
+the same files and course is not graded again (--regrade to force). A
+notebook that is not valid JSON is graded as stock nbgrader grades a missing
+notebook (0 on every cell) and the reason is recorded. Reasons for cells that
+scored 0 because of a grading guard are printed and written to
+reports/grading_incidents.json. The exit status is non-zero only when grading
+itself broke for some submission (3: the cluster could not be reached).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Start-up: jsonschema (nbformat's validator imports it) imports the optional
+# rfc3987_syntax when it is installed, only to check the "iri" and
+# "iri-reference" string formats, and that import builds a Lark Earley parser:
+# 1.9 s of this process's 4.4 s start, and the forked workers gain nothing from
+# it. No schema make grade validates uses those formats (nbformat's and
+# nbgrader's notebook schemas have no "format" keyword at all), so jsonschema
+# is told the package is missing — its own fallback: the two formats go
+# unchecked, as without the package. Only this entry module does this, and only
+# when jsonschema has not been imported yet (tests/test_grading_startup.py).
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from coursekit.autograde.execute import UNSAFE_WARNING
+from coursekit.cluster import dask_cluster, distribute, gradebook, task, worker
+from coursekit.core import incidents
+from coursekit.core.course import add_root_argument
+from coursekit.sandbox import policy
+
+
+def default_jobs() -> int:
+    """Two workers more than cores: a worker waits for its kernel (start, replies) about a
+    third of the time, and the extra two fill those gaps (2 cores: -j 3 and 4 beat 2 by
+    15-30 %, 6 and 8 were slower; `make bench`)."""
+    return (os.cpu_count() or 1) + 2
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="make grade", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2]
+    )
+    parser.add_argument("assignments", nargs="*", help="default: every assignment in submitted/")
+    parser.add_argument("--student", action="append", help="only this learner (repeatable)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=default_jobs(), help="workers (default: cores + 2)"
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tls://HOST:8786; default: COURSE_DASK_SCHEDULER, "
+        "else a LocalCluster of -j workers on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="the LocalCluster's Dask dashboard on 127.0.0.1:8787",
+    )
+    parser.add_argument(
+        "--regrade", action="store_true", help="grade again what is graded with the same files"
+    )
+    add_root_argument(parser)
+    parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
+    parser.add_argument("--notebook-timeout", type=int, help="seconds per notebook")
+    parser.add_argument("--memory-mb", type=int, help="address-space cap per kernel (MiB)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--stats",
+        type=Path,
+        metavar="FILE",
+        help="write what each worker did and the driver's own cost per result to FILE (JSON)",
+    )
+    parser.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run learner code WITHOUT the bubblewrap sandbox (only for code you trust)",
+    )
+    return parser.parse_args(argv)
+
+
+def nbgrader_args(args, db_url: str) -> list[str]:
+    extra = [f"--CourseDirectory.db_url={db_url}"]
+    if args.cell_timeout:
+        extra.append(f"--Execute.timeout={args.cell_timeout}")
+    if args.notebook_timeout:
+        extra.append(f"--SandboxedExecute.notebook_timeout={args.notebook_timeout}")
+    if args.memory_mb:
+        extra.append(f"--SandboxedExecute.memory_limit_mb={args.memory_mb}")
+    if args.unsafe_no_sandbox:
+        extra.append("--SandboxedExecute.unsafe_no_sandbox=True")
+    return extra
+
+
+def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]:
+    submitted = root / "submitted"
+    found = []
+    for folder in sorted(submitted.glob("*/*")) if submitted.is_dir() else []:
+        student, assignment = folder.parent.name, folder.name
+        if not folder.is_dir() or (assignments and assignment not in assignments):
+            continue
+        if students and student not in students:
+            continue
+        found.append((assignment, student))
+    return found
+
+
+def progress_line(done: int, total: int, outcome: task.Result) -> str:
+    found = outcome.incidents
+    mark = "✓" if outcome.ok else "✗ 채점 실패"
+    line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
+    line += f"{mark} {outcome.seconds:.1f} s"
+    if outcome.attempts > 1 and outcome.ok:
+        line += f" ({outcome.attempts}번째 시도)"
+    if found:
+        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i.name for i in found}))
+    return line
+
+
+def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
+    """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
+    autograde scores a missing one): the tasks left to grade, the unreadable ones with their
+    incidents, and the incidents report begun with them."""
+    invalid = gradebook.invalid_submissions(root, tasks)
+    report: dict[str, dict[str, list[incidents.Incident]]] = {}
+    for (assignment, student), incident in invalid.items():
+        gradebook.grade_unreadable(root, db_url, course_id, assignment, student)
+        gradebook.write_unreadable_notebooks(root, assignment, student, incident)
+        report.setdefault(assignment, {})[student] = [incident]
+    return [t for t in tasks if t not in invalid], invalid, report
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    root = args.root.resolve()
+    if args.unsafe_no_sandbox:
+        print(f"경고: {UNSAFE_WARNING}", file=sys.stderr)
+    else:
+        try:
+            policy.check_available()
+        except policy.SandboxUnavailableError as error:
+            print(f"채점을 시작하지 않았습니다: {error}", file=sys.stderr)
+            return 2
+    course = gradebook.course_settings(root)
+    db_url = gradebook.with_busy_timeout(course.db_url)
+    tasks = find_submissions(root, set(args.assignments), set(args.student or ()))
+    if not tasks:
+        print("채점할 제출물이 없습니다 (submitted/<학습자>/<과제>/).")
+        return 0
+    gradebook.prepare(db_url, course.course_id, tasks)
+    tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
+
+    started = time.perf_counter()
+    jobs = max(1, min(args.jobs, len(tasks) or 1))
+    total = len(tasks) + len(invalid)
+    if not args.quiet:
+        print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
+        for assignment, student in invalid:
+            print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
+    failed: list[task.Result] = []
+    written: list[tuple[str, str]] = []
+    extra = nbgrader_args(args, db_url)
+    worker.quiet_known_warnings()
+    try:
+        with dask_cluster.client_for(root, args.scheduler, jobs, args.dashboard) as client:
+            run = distribute.ClassRun(
+                client,
+                root,
+                db_url,
+                course.course_id,
+                tasks,
+                extra,
+                regrade=args.regrade,
+                unsafe_no_sandbox=args.unsafe_no_sandbox,
+                quiet=args.quiet,
+            )
+            total -= run.skipped  # graded before with the same files and course
+            for done, result in enumerate(run.results(), start=len(invalid) + 1):
+                if result.incidents:
+                    report.setdefault(result.assignment, {})[result.student] = result.incidents
+                if not result.ok:
+                    failed.append(result)
+                else:
+                    written.append((result.assignment, result.student))
+                if not args.quiet:
+                    run.echo(progress_line(done, total, result))
+    except dask_cluster.ClusterError as error:
+        print(f"채점을 마치지 못했습니다: {error}", file=sys.stderr)
+        return 3
+    finally:  # what was written is reported, even when the cluster went away
+        path = root / "reports" / "grading_incidents.json"
+        incidents.write_report(path, report, [*written, *invalid])
+    elapsed = time.perf_counter() - started
+    print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
+    print("\n".join(run.worker_summary()))
+    if args.stats:
+        args.stats.write_text(json.dumps(run.stats(), indent=2) + "\n", encoding="utf-8")
+    return 1 if failed else 0
+
+
+def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) -> str:
+    graded = len(tasks) + len(invalid) - len(failed)
+    lines = [
+        f"채점 끝: {graded}/{len(tasks) + len(invalid)}개 제출물, {elapsed:.1f} s",
+    ]
+    for assignment, totals in sorted(gradebook.totals(db_url, course_id, tasks, invalid).items()):
+        mean = sum(totals) / len(totals) if totals else 0.0
+        lines.append(f"  {assignment}: {len(totals)}명, 평균 자동 점수 {mean:.2f}")
+    flagged = sum(len(v) for v in report.values())
+    if flagged:
+        lines.append(
+            f"  보호 장치가 막은 제출물 {flagged}개: 이유는 reports/grading_incidents.json 과 "
+            "채점된 노트북의 해당 칸에 있습니다"
+        )
+    for outcome in failed:
+        lines.append(f"  채점 실패 {outcome.assignment} · {outcome.student}:")
+        lines += [f"    {message.splitlines()[0][:300]}" for message in outcome.errors[-3:]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""What a Dask worker needs of the course, as plain data that reaches it once per run.
+
+A `CourseBundle` holds the instructor's side of the course, the files
+(nbgrader_config.py, source/, and its reference and checks packages: solutions/ and
+grader_tests/ unless `c.CourseKit.*_package` names others) and the gradebook's
+definitions of the graded assignments (assignment, notebook and cell rows,
+with the gradebook's own ids), and nothing of any learner. Its `digest` is a
+hash of that content: a worker unpacks a bundle once, and a result graded
+with one bundle is known to come from that course.
+
+On a worker, `unpack` writes it into a private scratch course whose SQLite
+gradebook holds those definitions and no learner; stock `nbgrader autograde`
+then grades one submission there (coursekit.cluster.task).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FILES = ("nbgrader_config.py",)
+SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
+# Parents before children, as the foreign keys need them.
+DEFINITION_TABLES = (
+    "assignment",
+    "notebook",
+    "base_cell",
+    "source_cell",
+    "grade_cells",
+    "solution_cells",
+    "task_cells",
+)
+DEFINITIONS_DB = "definitions.db"
+
+
+@dataclass(frozen=True)
+class CourseBundle:
+    course_id: str
+    files: dict[str, bytes]  # relative path -> content
+    definitions: dict[str, list[dict]]  # table -> rows
+    digest: str
+    # those rows in an SQLite gradebook made once by the driver: a new gradebook costs
+    # nbgrader an `alembic` process, which each worker would otherwise start
+    definitions_db: bytes = b""
+
+    def unpack(self, folder: Path) -> Path:
+        """Write the course into `folder` (once) and its definitions into an SQLite gradebook."""
+        folder = Path(folder)
+        done = folder / ".unpacked"
+        if done.exists() and done.read_text() == self.digest:
+            return folder
+        for relative, content in self.files.items():
+            path = folder / safe_relative(relative)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        database = folder / DEFINITIONS_DB
+        database.unlink(missing_ok=True)
+        if self.definitions_db:
+            database.write_bytes(self.definitions_db)
+        else:
+            write_definitions(f"sqlite:///{database}", self.course_id, self.definitions)
+        done.write_text(self.digest)
+        return folder
+
+
+def safe_relative(relative: str) -> Path:
+    """A relative path that stays in its folder (names come from the course, a submission)."""
+    path = Path(relative)
+    if path.is_absolute() or not path.parts or any(p in ("..", "") for p in path.parts):
+        raise ValueError(f"not a relative path inside its folder: {relative!r}")
+    return path
+
+
+def course_folders(root: Path) -> tuple[str, ...]:
+    """The folders a worker needs: source/ and the course's secret packages."""
+    from coursekit.core.course import CourseKit
+
+    return ("source", *CourseKit.of(root).secret_packages)
+
+
+def course_folder(root: Path, top: str) -> Path | None:
+    """The course's `top` folder: in the root, or for its packages the package this
+    Python imports (a course copy without them grades with those)."""
+    if (root / top).is_dir():
+        return root / top
+    spec = importlib.util.find_spec(top) if top != "source" else None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def course_files(root: Path) -> dict[str, bytes]:
+    files = {name: (root / name).read_bytes() for name in FILES}
+    for top in course_folders(root):
+        base = course_folder(root, top)
+        for folder, dirs, names in os.walk(base) if base else ():
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
+            for name in sorted(names):
+                path = Path(folder) / name
+                if path.is_file() and not path.is_symlink():
+                    files[str(Path(top) / path.relative_to(base))] = path.read_bytes()
+    return files
+
+
+def read_definitions(db_url: str, course_id: str, assignments) -> dict[str, list[dict]]:
+    """The gradebook's rows that define these assignments, table by table."""
+    from nbgrader.api import Base, Gradebook
+    from sqlalchemy import select
+
+    tables = Base.metadata.tables
+    result: dict[str, list[dict]] = {}
+    with Gradebook(db_url, course_id) as gb:
+        db = gb.db
+
+        def rows(table, column, values):
+            if not values:
+                return []
+            query = select(tables[table]).where(tables[table].c[column].in_(sorted(values)))
+            return [dict(row._mapping) for row in db.execute(query)]
+
+        assignment = tables["assignment"]
+        query = select(assignment).where(
+            assignment.c.name.in_(sorted(assignments)), assignment.c.course_id == course_id
+        )
+        result["assignment"] = [dict(row._mapping) for row in db.execute(query)]
+        result["notebook"] = rows(
+            "notebook", "assignment_id", {r["id"] for r in result["assignment"]}
+        )
+        notebooks = {r["id"] for r in result["notebook"]}
+        result["base_cell"] = rows("base_cell", "notebook_id", notebooks)
+        result["source_cell"] = rows("source_cell", "notebook_id", notebooks)
+        cells = {r["id"] for r in result["base_cell"]}
+        for table in ("grade_cells", "solution_cells", "task_cells"):
+            result[table] = rows(table, "id", cells)
+    for table in result:
+        result[table].sort(key=lambda row: str(row["id"]))
+    return result
+
+
+def use_environment_bin() -> None:
+    """This environment's bin/ first on PATH: nbgrader runs `alembic` by name (for a new
+    gradebook), wherever `dask worker` or the driver was started from."""
+    bin_folder = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
+        os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
+
+
+def alembic_version(db_url: str) -> str | None:
+    """The schema version the class gradebook is stamped with (None: not stamped)."""
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(db_url)
+    try:
+        if "alembic_version" not in inspect(engine).get_table_names():
+            return None
+        with engine.connect() as connection:
+            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    finally:
+        engine.dispose()
+
+
+def stamp(db_url: str, version: str) -> None:
+    """Stamp a new gradebook as nbgrader does (its two statements), before nbgrader opens it:
+    nbgrader then sees a database and runs no `alembic heads` process (1.9 CPU-s) to learn
+    the version; it still creates every table itself."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL);")
+            )
+            connection.execute(
+                text("INSERT INTO alembic_version (version_num) VALUES (:version);"),
+                {"version": version},
+            )
+    finally:
+        engine.dispose()
+
+
+def write_definitions(
+    db_url: str, course_id: str, definitions: dict[str, list[dict]], version: str | None = None
+) -> None:
+    """A gradebook (made by nbgrader, so its schema) holding only these rows; stamped with
+    `version` (the class gradebook's), else with the version nbgrader asks alembic for."""
+    from nbgrader.api import Base, Gradebook
+
+    use_environment_bin()
+    if version:
+        stamp(db_url, version)
+    with Gradebook(db_url, course_id) as gb:
+        for table in DEFINITION_TABLES:
+            if definitions.get(table):
+                gb.db.execute(Base.metadata.tables[table].insert(), definitions[table])
+        gb.db.commit()
+
+
+def digest_of(course_id: str, files: dict[str, bytes], definitions: dict) -> str:
+    digest = hashlib.sha256(course_id.encode())
+    for relative in sorted(files):
+        digest.update(f"\0{relative}\0".encode())
+        digest.update(hashlib.sha256(files[relative]).digest())
+    digest.update(json.dumps(definitions, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def make(root: Path, db_url: str, course_id: str, assignments) -> CourseBundle:
+    files = course_files(Path(root))
+    definitions = read_definitions(db_url, course_id, assignments)
+    with tempfile.TemporaryDirectory(prefix="coursekit-definitions-") as scratch:
+        database = Path(scratch) / DEFINITIONS_DB
+        write_definitions(f"sqlite:///{database}", course_id, definitions, alembic_version(db_url))
+        definitions_db = database.read_bytes()
+    digest = digest_of(course_id, files, definitions)
+    return CourseBundle(course_id, files, definitions, digest, definitions_db)

@@ -1,0 +1,221 @@
+"""A class graded on Dask: one task per submission, results written by the driver alone.
+
+`ClassRun.results()` sends the course bundle to every worker once (a worker
+plugin, by content hash), submits one task per submission that is not
+already in the gradebook with the same files and course, and yields each
+result once the driver has written it. Dask moves the task of a worker that
+died to another; a submission whose workers die three times (Dask's
+`allowed-failures`) is recorded for that learner with a Korean reason. The
+progress bar (tqdm: rate, ETA) goes to stderr; `worker_summary()` says what
+each worker did.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from concurrent.futures import CancelledError
+
+from coursekit.cluster import bundle, task
+from coursekit.cluster.dask_cluster import ClusterError, held_task_warning
+from coursekit.cluster.driver import Driver
+
+
+def _lost_scheduler() -> tuple[type[BaseException], ...]:
+    from distributed.comm.core import CommClosedError
+
+    return (CommClosedError, ConnectionError, TimeoutError)
+
+
+# What the client raises when the scheduler is gone.
+LOST_SCHEDULER = _lost_scheduler()
+
+
+class ClassRun:
+    def __init__(
+        self,
+        client,
+        root,
+        db_url,
+        course_id,
+        tasks,
+        extra_args,
+        *,
+        regrade=False,
+        unsafe_no_sandbox=False,
+        quiet=False,
+    ):
+        self.client, self.root = client, root
+        self.tasks = list(tasks)
+        # the worker names its own scratch gradebook
+        self.extra_args = [a for a in extra_args if not a.startswith("--CourseDirectory.db_url=")]
+        self.regrade, self.quiet = regrade, quiet
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+        self.driver = Driver(root, db_url, course_id)
+        self.bundle = bundle.make(root, db_url, course_id, {a for a, _ in self.tasks})
+        # the options change what a submission gets, as the course does
+        self.course = bundle.digest_of(
+            self.bundle.digest, {"args": repr(self.extra_args).encode()}, {}
+        )
+        self.per_worker: dict[str, list[float]] = defaultdict(list)
+        self.bar = None
+        self.pending = self._not_yet_graded()
+        self.skipped = len(self.tasks) - len(self.pending)
+
+    def _not_yet_graded(self) -> list[task.Submission]:
+        done = self.driver.graded()
+        extensions = self.driver.extensions()
+        pending = []
+        for assignment, student in self.tasks:
+            extension = extensions.get((assignment, student))
+            submission = task.read_submission(self.root, assignment, student, extension)
+            same = done.get((assignment, student)) == (submission.digest, self.course)
+            if self.regrade or not same:
+                pending.append(submission)
+        return pending
+
+    def echo(self, line: str) -> None:
+        """A progress line on stdout, below the bar."""
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stdout)
+            sys.stdout.flush()
+        else:
+            print(line, flush=True)
+
+    def results(self):
+        from distributed import as_completed
+        from tqdm import tqdm
+
+        submissions = self.pending
+        if not submissions:
+            return
+        name = task.plugin_name(self.bundle)
+        plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
+        try:
+            self.client.register_plugin(plugin, name=name)
+            warning = held_task_warning(self.client)
+            if warning:  # not progress: shown even with --quiet
+                print(warning, file=sys.stderr, flush=True)
+            futures = {}
+            for submission in submissions:
+                key = f"grade-{submission.assignment}-{submission.student}-{submission.digest[:16]}"
+                future = self.client.submit(
+                    task.grade_on_worker,
+                    submission,
+                    name,
+                    self.extra_args,
+                    key=key,
+                    pure=False,
+                )
+                futures[future] = submission
+        except LOST_SCHEDULER as error:
+            raise ClusterError(
+                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}: {error})."
+            ) from None
+        self.bar = tqdm(
+            total=len(futures),
+            desc="채점",
+            unit="제출물",
+            file=sys.stderr,
+            disable=self.quiet,
+            dynamic_ncols=True,
+        )
+        left = set(futures)
+        try:
+            for future in as_completed(futures):
+                left.discard(future)
+                graded = self._finish(future, futures.pop(future))
+                # Written: let Dask forget the task, so no worker keeps the Result in its
+                # memory (for every later collection to scan) until the class is done.
+                future.release()
+                yield graded
+                self.bar.update(1)
+        except (CancelledError, *LOST_SCHEDULER) as error:
+            raise ClusterError(
+                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}). 제출물 {len(left)}개가 "
+                "채점되지 않았습니다; 채점된 것은 성적부에 있으니, "
+                "다시 실행하면 남은 것만 채점합니다."
+            ) from None
+        finally:
+            self.bar.close()
+            self.bar = None
+            self.driver.close()
+
+    def _finish(self, future, submission: task.Submission) -> task.Result:
+        from distributed import KilledWorker
+
+        assignment, student = submission.assignment, submission.student
+        error = future.exception()
+        if isinstance(error, KilledWorker):
+            tries = self._allowed_failures()
+            lost = self.driver.record_lost(
+                assignment, student, submission.digest, self.course, tries
+            )
+            self.per_worker["(죽은 작업자)"].append(0.0)
+            return task.Result(
+                assignment, student, True, attempts=tries, incidents=[lost], written=True
+            )
+        if error is not None:
+            if isinstance(error, (CancelledError, *LOST_SCHEDULER)):
+                raise error
+            message = f"{type(error).__name__}: {error}"
+            return task.Result(assignment, student, False, errors=[message])
+        result: task.Result = future.result()
+        self.per_worker[result.worker].append(result.seconds)
+        if result.course != self.bundle.digest:  # graded with another version of the course
+            return task.Result(
+                assignment,
+                student,
+                False,
+                result.seconds,
+                result.attempts,
+                ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"],
+            )
+        if not result.ok:
+            return result
+        result.written = self.driver.apply(result, self.course)
+        # Written: the files and rows are in the gradebook and autograded/ now, and the
+        # result goes on to make grade's lines without its copy of them.
+        result.autograded, result.notebooks, result.verdicts = {}, {}, {}
+        if submission.left_out:
+            result.incidents.append(task.left_out_incident(submission))
+        return result
+
+    @staticmethod
+    def _allowed_failures() -> int:
+        import dask
+
+        return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+    def stats(self) -> dict:
+        """What each worker graded, and the driver's own cost per result written."""
+        written = max(self.driver.written, 1)
+        return {
+            "workers": {
+                a: {"results": len(s), "seconds": sum(s)} for a, s in self.per_worker.items()
+            },
+            "skipped": self.skipped,
+            "driver": {
+                "results": self.driver.written,
+                "cpu_ms_per_result": self.driver.cpu / written * 1000,
+                "wall_ms_per_result": self.driver.wall / written * 1000,
+            },
+        }
+
+    def worker_summary(self) -> list[str]:
+        lines = []
+        for address, seconds in sorted(self.per_worker.items()):
+            mean = sum(seconds) / len(seconds) if seconds else 0.0
+            lines.append(f"  작업자 {address}: {len(seconds)}개, 평균 {mean:.1f} s")
+        if self.skipped:
+            lines.append(
+                f"  이미 같은 파일과 설정으로 채점된 제출물 {self.skipped}개는 건너뛰었습니다"
+            )
+        if self.driver.written:
+            per = self.driver.cpu / self.driver.written * 1000
+            wall = self.driver.wall / self.driver.written * 1000
+            lines.append(
+                f"  드라이버 기록 비용: 제출물당 CPU {per:.1f} ms, 경과 {wall:.1f} ms "
+                f"(한 드라이버로 시간당 약 {3600_000 / max(wall, 0.001):,.0f}개)"
+            )
+        return lines

@@ -1,0 +1,379 @@
+"""One Dask task is one submission: plain data in, plain data out.
+
+In: a `Submission` (assignment, learner, digest of the submitted files, and
+the files as bytes). Out: a `Result` (the autograded files, per notebook the
+gradebook values stock `nbgrader autograde` wrote, incidents and verdict
+records). The worker never sees the class: a `CoursePlugin` brings it the
+course once (coursekit.cluster.bundle), and each task grades its submission
+with `worker.grade` (stock autograde, the course's preprocessors) in the
+worker's private scratch course, whose gradebook holds the assignment's
+definitions and this one learner. Learner code runs, as everywhere, in the
+sandboxed kernels that SandboxedExecute starts, never in the worker's process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from coursekit.cluster.bundle import (
+    DEFINITIONS_DB,
+    CourseBundle,
+    safe_relative,
+    use_environment_bin,
+)
+from coursekit.core import incidents
+from coursekit.core.incidents import Incident
+from coursekit.exchange import plain_copy
+from coursekit.exchange.collect import PlainFileLimits
+from coursekit.exchange.names import kept_path
+
+# The grader's modules that import names from them when they are imported.
+IMPORTERS = (
+    "coursekit.autograde.trusted",
+    "coursekit.autograde.execute",
+    "coursekit.learner.feedback",
+)
+
+
+# Files of one submission handed to grading, notebooks first: the exchange's own limit
+# (SafeExchangeCollect.max_files), so a folder collected by it is graded whole, and one
+# placed in submitted/ by other means cannot cost the worker a copy per file per file
+# (nbgrader copies the other files into autograded/ in time quadratic in their number).
+MAX_FILES = PlainFileLimits.max_files.default_value
+NBGRADER_FILES = plain_copy.FIRST
+
+
+class SandboxRefusedError(RuntimeError):
+    """This worker has no sandbox for learner code, so it grades nothing."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    assignment: str
+    student: str
+    digest: str  # of the files and the extension: what the grade depends on besides the course
+    files: dict[str, bytes]  # relative path in the submitted folder -> content
+    # The learner's extension of the due date in the class gradebook: the late penalty
+    # (AssignLatePenalties) depends on it, and the worker's scratch gradebook has no learners.
+    extension: timedelta | None = None
+    left_out: int = 0  # files of the folder beyond MAX_FILES, not graded
+
+
+@dataclass
+class NotebookRows:
+    """What autograde wrote for one submitted notebook, by cell name."""
+
+    submitted: bool  # False: the file was missing, every cell scored 0 (stock's rule)
+    late_submission_penalty: float | None
+    grades: dict[str, tuple[float | None, bool]]  # cell -> (auto_score, needs_manual_grade)
+    comments: dict[str, str | None]  # cell -> auto_comment
+
+
+@dataclass
+class Result:
+    """One graded submission, the one type from the worker that graded it to the driver
+    that writes it and make grade's progress lines and summary."""
+
+    assignment: str
+    student: str
+    ok: bool  # False: grading itself broke (errors say why); nothing is written
+    seconds: float = 0.0
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)
+    digest: str = ""  # of the submitted files
+    course: str = ""  # the digest of the bundle it was graded with
+    worker: str = ""  # the Dask worker's address
+    timestamp: datetime | None = None
+    notebooks: dict[str, NotebookRows] = field(default_factory=dict)
+    autograded: dict[str, bytes] = field(default_factory=dict)
+    incidents: list[Incident] = field(default_factory=list)
+    verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
+    written: bool = False  # set by the driver's side: False when it was already in the gradebook
+
+
+def files_digest(files: dict[str, bytes], extension: timedelta | None = None) -> str:
+    digest = hashlib.sha256()
+    for relative in sorted(files):
+        # fsencode: a file name need not be UTF-8 (it is the learner's)
+        digest.update(b"\0" + os.fsencode(relative) + b"\0")
+        digest.update(hashlib.sha256(files[relative]).digest())
+    if extension is not None:  # none: the digest stays what it was before extensions counted
+        digest.update(f"\0extension\0{extension.total_seconds()!r}".encode())
+    return digest.hexdigest()
+
+
+def read_submission(
+    root: Path, assignment: str, student: str, extension: timedelta | None = None
+) -> Submission:
+    """The submitted folder's regular files (links and special files are left out: untrusted),
+    at most MAX_FILES of them, the notebooks first, as the course's exchange collects them."""
+    folder = Path(root) / "submitted" / student / assignment
+    found: list[Path] = []
+    for current, dirs, names in os.walk(folder):  # os.walk does not follow links to folders
+        dirs[:] = sorted(d for d in dirs if not (Path(current) / d).is_symlink())
+        for name in sorted(names):
+            path = Path(current) / name
+            if path.is_file() and not path.is_symlink():
+                found.append(path)
+    # nbgrader's own files (timestamp.txt, written by collect, and the secret) never count
+    own = [path for path in found if path.parent == folder and path.name in NBGRADER_FILES]
+    found = [path for path in found if path not in own]
+    found.sort(key=lambda path: (not (path.parent == folder and path.suffix == ".ipynb"), path))
+    kept = [*own, *found[:MAX_FILES]]
+    files = {str(path.relative_to(folder)): path.read_bytes() for path in kept}
+    left_out = len(found) - min(len(found), MAX_FILES)
+    return Submission(
+        assignment, student, files_digest(files, extension), files, extension, left_out
+    )
+
+
+def left_out_incident(submission: Submission) -> Incident:
+    return incidents.files_left_out(submission.left_out, MAX_FILES)
+
+
+def plugin_name(bundle: CourseBundle) -> str:
+    return f"coursekit-course-{bundle.digest[:16]}"
+
+
+class CoursePlugin(WorkerPlugin):
+    """The course on a worker: unpacked once, its checks importable, its warm-kernel parent up."""
+
+    def __init__(self, bundle: CourseBundle, unsafe_no_sandbox: bool = False):
+        self.bundle = bundle
+        self.name = plugin_name(bundle)
+        self.unsafe_no_sandbox = unsafe_no_sandbox
+
+    def setup(self, worker):
+        use_environment_bin()  # kernels and alembic by name, wherever `dask worker` started
+        # as coursekit.cluster.__main__ does (its comment says why): for a `dask worker`
+        # started by hand, which imports nbgrader, and so jsonschema, only from here
+        if "jsonschema" not in sys.modules:
+            sys.modules.setdefault("rfc3987_syntax", None)
+        self.folder = Path(worker.local_directory) / self.name
+        self.bundle.unpack(self.folder)
+        # Every submission is graded on this one thread, one at a time (autograde chdirs).
+        # Dask runs each task in a fresh copy of its thread's contextvars, where
+        # jupyter_core's run_sync (nbclient, jupyter_client) keeps its event loop: graded
+        # on Dask's thread, each notebook made a new loop that was never closed (three
+        # descriptors more per task, and more objects for every later collection).
+        self.grader = ThreadPoolExecutor(1, thread_name_prefix="coursekit-grader")
+        self.refused = None
+        if not self.unsafe_no_sandbox:
+            from coursekit.sandbox import policy
+
+            try:
+                policy.check_available()
+            except policy.SandboxUnavailableError as error:
+                self.refused = str(error)
+                return
+        use_course_packages(self.folder)
+        from coursekit.autograde.execute import start_warm_parent
+        from coursekit.core.course import load_config
+
+        # This worker process's own warm-kernel parent; it imports while the worker waits.
+        self.zygote = (
+            None if self.unsafe_no_sandbox else start_warm_parent(load_config(self.folder))
+        )
+
+    def teardown(self, worker):
+        grader = getattr(self, "grader", None)
+        if grader is not None:
+            grader.shutdown(wait=True)
+        zygote = getattr(self, "zygote", None)
+        if zygote is not None:
+            zygote.close()
+
+    def grade(self, submission: Submission, extra_args: list[str]) -> Result:
+        """Grade on the plugin's own thread; Dask's task thread waits (and names the worker)."""
+        address = worker_address()
+        return self.grader.submit(self._grade, submission, extra_args, address).result()
+
+    def _grade(self, submission: Submission, extra_args: list[str], address: str) -> Result:
+        from coursekit.cluster import worker
+
+        if self.refused:
+            raise SandboxRefusedError(
+                f"이 작업자에서는 학습자 코드를 격리할 수 없어 채점하지 않습니다: {self.refused}"
+            )
+        assignment, student = submission.assignment, submission.student
+        for leftover in ("submitted", "autograded", "gradebook.db"):
+            path = self.folder / leftover
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        submitted = self.folder / "submitted" / student / assignment
+        for relative, content in submission.files.items():
+            path = submitted / safe_relative(relative)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        submitted.mkdir(parents=True, exist_ok=True)
+        database = self.folder / "gradebook.db"
+        shutil.copyfile(self.folder / DEFINITIONS_DB, database)
+        db_url = f"sqlite:///{database}"
+        if submission.extension is not None:
+            grant_extension(db_url, self.bundle.course_id, submission)
+        worker.prepare(str(self.folder))
+        result = worker.grade(
+            assignment, student, [f"--CourseDirectory.db_url={db_url}", *extra_args]
+        )
+        result.digest, result.course, result.worker = submission.digest, self.bundle.digest, address
+        if result.ok:
+            read_outcome(result, db_url, self.folder)
+        return result
+
+
+def worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except ValueError:
+        return "local"
+
+
+def use_course_packages(folder: Path) -> None:
+    """Import the course's packages (its reference and checks) from the bundle, not from
+    the environment's path.
+
+    Modules already imported from elsewhere are forgotten, and so are the
+    grader's modules that hold names from them (IMPORTERS), so that nothing
+    keeps a class of the other copy (an `except CheckFailedError` would miss).
+    """
+    from coursekit.core.course import CourseKit
+
+    packages = CourseKit.of(folder).secret_packages
+    if sys.path[:1] != [str(folder)]:
+        sys.path.insert(0, str(folder))
+    stale = [
+        name
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] in packages
+        and not (getattr(module, "__file__", None) or "").startswith(str(folder))
+    ]
+    for name in [*stale, *(IMPORTERS if stale else ())]:
+        sys.modules.pop(name, None)
+
+
+def grant_extension(db_url: str, course_id: str, submission: Submission) -> None:
+    """The learner's extension in the scratch gradebook, where autograde's late penalty finds it."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        gb.update_or_create_student(submission.student)
+        gb.update_or_create_submission(
+            submission.assignment, submission.student, extension=submission.extension
+        )
+
+
+def read_outcome(result: Result, db_url: str, folder: Path) -> None:
+    """The scratch gradebook's rows for this learner and the autograded files, as plain data."""
+    import nbformat
+
+    from coursekit.core import cells
+
+    assignment, student = result.assignment, result.student
+    submitted = folder / "submitted" / student / assignment
+    timestamp, notebooks = scratch_rows(db_url, assignment, student)
+    result.timestamp = timestamp
+    for name, (penalty, grades, comments) in notebooks.items():
+        result.notebooks[name] = NotebookRows(
+            submitted=(submitted / f"{name}.ipynb").exists(),
+            late_submission_penalty=penalty,
+            grades=grades,
+            comments=comments,
+        )
+    out = folder / "autograded" / student / assignment
+    for path in sorted(out.rglob("*")) if out.is_dir() else []:
+        if path.is_file() and not path.is_symlink():
+            # The pre-convert hook already renamed the learner's files (exchange.bound);
+            # the class's autograded/ gets no rendering name even if it did not run.
+            kept = kept_path(str(path.relative_to(out)))
+            result.autograded.setdefault(kept, path.read_bytes())
+    # Each autograded notebook parsed once, from the bytes just read (not read again and
+    # validated for its incidents, then for its verdicts): autograde wrote it, as version 4.
+    for relative, content in sorted(result.autograded.items()):
+        if "/" in relative or not relative.endswith(".ipynb"):
+            continue
+        try:
+            nb = nbformat.from_dict(json.loads(content))
+            if nb.get("nbformat") != 4:
+                nb = nbformat.reads(content.decode("utf-8"), as_version=4)
+            found, records = incidents.in_notebook(nb), cells.verdict_records(nb)
+        except Exception:  # an unreadable output notebook has nothing to give
+            continue
+        result.incidents += found
+        if records:
+            result.verdicts[relative[: -len(".ipynb")]] = records
+
+
+def scratch_rows(db_url: str, assignment: str, student: str):
+    """(timestamp, notebook -> (late penalty, cell -> (auto_score, needs_manual_grade),
+    cell -> auto_comment)) of the learner's submission in the scratch gradebook.
+
+    Four SELECTs on nbgrader's tables, not a `Gradebook` (which inspects the
+    schema and checks the course each time) and its lazy loads: the values
+    its find_submission(...).notebooks, .grades and .comments give.
+    """
+    import nbgrader.api
+    from nbgrader.api import (
+        Assignment,
+        BaseCell,
+        Comment,
+        Grade,
+        Notebook,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
+    from sqlalchemy import select
+
+    engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
+    try:
+        with engine.connect() as db:
+            submission_id, timestamp = db.execute(
+                select(SubmittedAssignment.id, SubmittedAssignment.timestamp)
+                .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+                .where(Assignment.name == assignment, SubmittedAssignment.student_id == student)
+            ).one()
+            names, notebooks = {}, {}
+            for notebook_id, name, penalty in db.execute(
+                select(
+                    SubmittedNotebook.id, Notebook.name, SubmittedNotebook.late_submission_penalty
+                )
+                .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+                .where(SubmittedNotebook.assignment_id == submission_id)
+            ):
+                names[notebook_id] = name
+                notebooks[name] = (penalty, {}, {})
+            for notebook_id, cell, auto_score, needs_manual in db.execute(
+                select(Grade.notebook_id, BaseCell.name, Grade.auto_score, Grade.needs_manual_grade)
+                .join(BaseCell, BaseCell.id == Grade.cell_id)
+                .where(Grade.notebook_id.in_(list(names)))
+            ):
+                notebooks[names[notebook_id]][1][cell] = (auto_score, needs_manual)
+            for notebook_id, cell, auto_comment in db.execute(
+                select(Comment.notebook_id, BaseCell.name, Comment.auto_comment)
+                .join(BaseCell, BaseCell.id == Comment.cell_id)
+                .where(Comment.notebook_id.in_(list(names)))
+            ):
+                notebooks[names[notebook_id]][2][cell] = auto_comment
+    finally:
+        engine.dispose()  # the next task writes a new scratch gradebook over the file
+    return timestamp, notebooks
+
+
+def grade_on_worker(submission: Submission, name: str, extra_args: list[str]) -> Result:
+    """The Dask task: grade one submission with the course plugin `name` of this worker."""
+    from distributed import get_worker
+
+    plugin = get_worker().plugins.get(name)
+    if plugin is None:
+        raise RuntimeError(f"이 작업자에 과정 번들 {name} 이(가) 없습니다")
+    return plugin.grade(submission, list(extra_args))

@@ -1,0 +1,8 @@
+"""What every other folder shares, and nothing course-specific.
+
+`cells` decides what a notebook cell is (answer, test, setup, drawing); `course`
+is a course root on disk, its stock nbgrader commands and gradebook, and the one
+`c.CourseKit` Configurable through which a course names its packages and time
+zone; `incidents` is the one record of why a grading guard scored a cell 0;
+`templating` renders the HTML pages of `templates/`.
+"""

@@ -1,0 +1,195 @@
+"""A course root on disk, driven through stock nbgrader commands and its gradebook.
+
+The course's settings (course id, gradebook URL, exchange, folders) have one
+owner: the root's nbgrader_config.py, read here once through nbgrader's own
+CourseDirectory, exactly as every stock nbgrader command reads it. What
+coursekit needs beyond nbgrader's settings (the course's time zone, the names of
+its reference, checks and catalog packages) is `CourseKit`, set there too as
+`c.CourseKit.*`: the library names no course.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import sys
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from traitlets import Unicode
+from traitlets.config import Config, Configurable
+from traitlets.config.loader import PyFileConfigLoader
+
+from coursekit.authoring.release import nbgrader
+
+CONFIG_FILE = "nbgrader_config.py"
+
+
+class NoCourseError(LookupError):
+    """No course root: no nbgrader_config.py here or in any folder above."""
+
+
+def find_root(given: str | Path | None = None) -> Path:
+    """The course root every command works on: `given` (its --root), else the nearest
+    folder from the working directory upward that holds nbgrader_config.py."""
+    if given:
+        return Path(given).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return folder
+    raise NoCourseError(
+        f"no {CONFIG_FILE} in {here} or any folder above it: run from the course or pass --root"
+    )
+
+
+def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **kwargs) -> None:
+    """`--root DIR` as every command takes it: parsed by find_root, so one rule finds it."""
+
+    def root(value: str) -> Path:
+        try:
+            return find_root(value)
+        except NoCourseError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    kwargs.setdefault("help", f"course root (default: the nearest folder holding {CONFIG_FILE})")
+    # A string default goes through `type` at parse time: the search runs only then.
+    parser.add_argument(flag, type=root, default="", **kwargs)
+
+
+def load_config(root: Path) -> Config:
+    """The course root's nbgrader_config.py, as nbgrader loads it."""
+    return PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+
+
+class CourseKit(Configurable):
+    """What coursekit needs of a course besides nbgrader's own settings."""
+
+    timezone = Unicode(
+        "UTC", help="The course's time zone (IANA name): the hub's clocks and timestamps."
+    ).tag(config=True)
+    solutions_package = Unicode(
+        "solutions", help="The package of reference solutions, one module per assignment."
+    ).tag(config=True)
+    checks_package = Unicode(
+        "grader_tests", help="The package of declared hidden checks, one module per assignment."
+    ).tag(config=True)
+    catalog_package = Unicode(
+        "catalog", help="The package of learner-style mistakes and variants (demo, tests)."
+    ).tag(config=True)
+
+    @classmethod
+    def of(cls, root: str | Path | None = None) -> CourseKit:
+        """The settings of the course at `root` (else the one find_root finds); defaults when
+        there is no course config at all (a worker's scratch folder has one)."""
+        try:
+            config = find_root(root) / CONFIG_FILE
+            mtime_ns = config.stat().st_mtime_ns
+        except (NoCourseError, FileNotFoundError):
+            return cls()
+        return _kit_of(str(config.parent), mtime_ns)
+
+    # The folder its packages are imported from (set by `of` and `Course.kit`): an installed
+    # `coursekit` command starts with its own bin/ on sys.path, not the course's folder.
+    course_root: Path | None = None
+
+    @property
+    def secret_packages(self) -> tuple[str, str]:
+        """The instructor's packages graders import and learners never see."""
+        return (self.solutions_package, self.checks_package)
+
+    def solutions(self, assignment: str):
+        return self._import(f"{self.solutions_package}.{assignment}")
+
+    def checks(self, assignment: str):
+        return self._import(f"{self.checks_package}.{assignment}")
+
+    def catalog(self):
+        return self._import(self.catalog_package)
+
+    def _import(self, name: str):
+        """A module of the course's own packages: its folder first, as use_course_packages does."""
+        folder = str(self.course_root) if self.course_root else None
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+        return importlib.import_module(name)
+
+
+@functools.lru_cache(maxsize=16)
+def _kit_of(root: str, mtime_ns: int) -> CourseKit:
+    """Read once per version of the file (checks_of runs for every hidden check)."""
+    kit = CourseKit(config=load_config(Path(root)))
+    kit.course_root = Path(root)
+    return kit
+
+
+def contract_functions(assignment: str, kit: CourseKit | None = None) -> list[str]:
+    """The functions learners write in an assignment, in notebook order (solutions' __all__)."""
+    return list((kit or CourseKit.of()).solutions(assignment).__all__)
+
+
+class Course:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @functools.cached_property
+    def config(self) -> Config:
+        return load_config(self.root)
+
+    @functools.cached_property
+    def coursedir(self) -> CourseDirectory:
+        return CourseDirectory(config=self.config)
+
+    @functools.cached_property
+    def kit(self) -> CourseKit:
+        kit = CourseKit(config=self.config)
+        kit.course_root = self.root
+        return kit
+
+    @property
+    def course_id(self) -> str:
+        return self.coursedir.course_id
+
+    @property
+    def db_url(self) -> str:
+        """The gradebook URL nbgrader uses (COURSE_GRADEBOOK_URL can name PostgreSQL)."""
+        return self.coursedir.db_url
+
+    @property
+    def exchange_root(self) -> Path:
+        return Path(self.config.Exchange.root)
+
+    def gradebook(self) -> Gradebook:
+        return Gradebook(self.db_url, self.course_id)
+
+    def assignments(self) -> list[str]:
+        return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir())
+
+    def run(self, *args: str, check: bool = True):
+        result = nbgrader(self.root, *args, check=False)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+        return result
+
+    def generate(self, assignment: str) -> Path:
+        self.run("generate_assignment", assignment, "--force")
+        return self.root / "release" / assignment
+
+    def notebook_name(self, assignment: str) -> str:
+        (path,) = (self.root / "source" / assignment).glob("*.ipynb")
+        return path.name
+
+    def release_notebook(self, assignment: str) -> nbformat.NotebookNode:
+        path = self.root / "release" / assignment / self.notebook_name(assignment)
+        return nbformat.read(path, as_version=4)
+
+    def source_notebook(self, assignment: str) -> nbformat.NotebookNode:
+        path = self.root / "source" / assignment / self.notebook_name(assignment)
+        return nbformat.read(path, as_version=4)
+
+    def autograded_notebook(self, student: str, assignment: str) -> nbformat.NotebookNode:
+        path = self.root / "autograded" / student / assignment / self.notebook_name(assignment)
+        return nbformat.read(path, as_version=4)

@@ -1,0 +1,176 @@
+"""The feedback page opens with the point: a short Korean summary per function.
+
+`FeedbackSummary` is the last of `c.GenerateFeedback.preprocessors`. After
+GetGrades has put each cell's score into the notebook and the hidden test
+regions and tracebacks are gone, it inserts one cell at the top of the page:
+per function its points and the first diagnosis (the first failing cell's
+Korean message, and the first misconception a failing cell of that function
+names), the written answers with
+the TA's score or "채점 전", and the late penalty. The function names link
+to their first failing cell.
+
+It also adds CSS so that long Korean messages and hints wrap inside their
+boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
+replaces it; the late-penalty line of that list stays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from coursekit.checks.verdict import Verdict
+from coursekit.core import cells, templating
+from coursekit.learner import diagnosis
+
+SUMMARY_ID = "course-summary"
+CSS = """
+div.output_area pre, div.output_subarea pre, div.input_area pre, div.highlight pre {
+  white-space: pre-wrap;
+  word-break: keep-all;
+  overflow-wrap: anywhere;
+}
+div.output_subarea { max-width: 100%; overflow-x: visible; }
+#toc li { display: none; }
+#toc li.late-penalty { display: list-item; }
+div.course-summary { border: 1px solid #337ab7; border-radius: 4px; padding: 0.6em 1em; }
+div.course-summary h3 { margin-top: 0.2em; }
+div.course-summary table { width: 100%; border-collapse: collapse; margin: 0.4em 0; }
+div.course-summary th, div.course-summary td {
+  text-align: left; vertical-align: top; padding: 0.3em 0.6em;
+  border-bottom: 1px solid #ddd; word-break: keep-all; overflow-wrap: anywhere;
+}
+div.course-summary td.points, div.course-summary td.name { white-space: nowrap; }
+div.course-summary .passed { color: #2e7d32; }
+div.course-summary .failed { color: #c62828; }
+div.course-summary .misconception { color: #555; }
+"""
+
+
+def _points(value) -> str:
+    return f"{float(value):g}"
+
+
+def _score(cell) -> float | None:
+    score = cell.metadata.get("nbgrader", {}).get("score")
+    return None if score is None else float(score)
+
+
+def _max(cell) -> float:
+    return float(cell.metadata.get("nbgrader", {}).get("points") or 0)
+
+
+def misconception_line(cell) -> str:
+    """'짐작되는 실수 [key]: ...' from the verdict record the grader stored in a failed
+    hidden test cell (coursekit.checks.verdict), or "" when it names none."""
+    record = cells.verdict_record(cell)
+    if not isinstance(record, dict):
+        return ""
+    try:
+        verdict = Verdict.from_record(record)
+    except (TypeError, ValueError):
+        return ""
+    if verdict.misconception is None:
+        return ""
+    return f"짐작되는 실수 [{verdict.key}]: {verdict.misconception['title']}"
+
+
+def waiting_for_ta(resources) -> set[str]:
+    """grade_ids of this submission's cells that still wait for a TA (from the gradebook)."""
+    info = resources.get("nbgrader", {})
+    if not {"db_url", "notebook", "assignment", "student"} <= set(info):
+        return set()
+    with Gradebook(info["db_url"]) as gb:  # as nbgrader's GetGrades opens it
+        notebook = gb.find_submission_notebook(
+            info["notebook"], info["assignment"], info["student"]
+        )
+        return {grade.name for grade in notebook.grades if grade.needs_manual_grade}
+
+
+@dataclass
+class FunctionRow:
+    """One contract function: its points and, when a cell failed, the first diagnosis."""
+
+    name: str
+    points: str
+    anchor: str | None = None  # grade_id of the first failing cell
+    message: str | None = None  # None: every cell passed
+    misconception: str = ""
+
+
+@dataclass
+class AnswerRow:
+    """One written answer and where its TA grading stands."""
+
+    grade_id: str
+    points: str
+    text: str
+    has_comment: bool
+
+
+def function_rows(nb) -> list[FunctionRow]:
+    functions = diagnosis.functions(nb)
+    rows = []
+    for function in functions:
+        got = sum(_score(c) or 0 for c in function.tests)
+        out_of = sum(_max(c) for c in function.tests)
+        row = FunctionRow(function.name, f"{_points(got)} / {_points(out_of)}")
+        failing = [c for c in function.tests if (_score(c) or 0) < _max(c)]
+        if failing:
+            first = failing[0]
+            row.anchor = cells.grade_id(first) or ""
+            row.message = diagnosis.first_line(diagnosis.diagnose(first, functions).message, 300)
+            # The visible test fails first but says less: the misconception a hidden
+            # check named for this function goes under it.
+            extra = next((line for cell in failing if (line := misconception_line(cell))), "")
+            if extra != row.message:
+                row.misconception = extra
+        rows.append(row)
+    return rows
+
+
+def answer_rows(nb, resources) -> list[AnswerRow]:
+    waiting = waiting_for_ta(resources)
+    rows = []
+    for cell in diagnosis.written_answers(nb):
+        score = _score(cell)
+        if score is None or cells.grade_id(cell) in waiting:
+            points, text = "채점 전", "서술형 답: TA 가 채점합니다."
+        else:
+            points = f"{_points(score)} / {_points(_max(cell))}"
+            text = "서술형 답: TA 가 채점했습니다."
+        comment = cell.metadata.get("nbgrader", {}).get("comment")
+        rows.append(AnswerRow(cells.grade_id(cell) or "", points, text, bool(comment)))
+    return rows
+
+
+def summary_html(nb, resources) -> str:
+    info = resources.get("nbgrader", {})
+    total = ""
+    if "score" in info and "max_score" in info:
+        total = f"{_points(info['score'])} / {_points(info['max_score'])}"
+    late = float(info.get("late_penalty") or 0)
+    # One line: markdown would read indented HTML as a code block.
+    return templating.render_one_line(
+        "feedback_summary.html.j2",
+        summary_id=SUMMARY_ID,
+        total=total,
+        functions=function_rows(nb),
+        answers=answer_rows(nb, resources),
+        late_penalty=_points(late) if late else "",
+    )
+
+
+class FeedbackSummary(NbGraderPreprocessor):
+    """Put the Korean summary first on the feedback page, and CSS that wraps long lines."""
+
+    def preprocess(self, nb, resources):
+        cell = nbformat.v4.new_markdown_cell(summary_html(nb, resources))
+        cell.metadata["coursekit"] = {"role": "feedback-summary"}
+        nb.cells.insert(0, cell)
+        inlining = resources.setdefault("inlining", {})
+        inlining.setdefault("css", []).append(CSS)
+        return nb, resources

@@ -1,3 +1,0 @@
-from coursekit.report.cli import main
-
-raise SystemExit(main())

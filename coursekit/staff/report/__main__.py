@@ -1,0 +1,3 @@
+from coursekit.staff.report.cli import main
+
+raise SystemExit(main())

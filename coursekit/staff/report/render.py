@@ -1,0 +1,359 @@
+"""The report's three forms: a terminal table, a CSV, and a self-contained HTML page."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from coursekit.core import templating
+from coursekit.learner.diagnosis import display_width
+from coursekit.staff.report.clusters import Cluster
+from coursekit.staff.report.data import AssignmentData
+from coursekit.staff.report.overview import Overview
+from coursekit.staff.report.summary import Summary
+
+# A function still as released is shown once as 미구현, not as a misconception.
+NOT_IMPLEMENTED_KEY = "not_implemented"
+
+CSV_COLUMNS = [
+    "assignment", "student", "late", "score", "max_score", "cell", "status",
+    "cell_score", "cell_max", "function", "misconception", "misconception_title",
+    "seed", "case", "diagnosis", "cluster",
+]  # fmt: skip
+
+
+def numbered(clusters: list[Cluster]) -> list[tuple[str, Cluster]]:
+    """Labels: `C1`, `C2` … for wrong-output clusters, `E1` … for error groups."""
+    wrong = [c for c in clusters if not c.is_error]
+    errors = [c for c in clusters if c.is_error]
+    return [(f"C{i}", c) for i, c in enumerate(wrong, start=1)] + [
+        (f"E{i}", c) for i, c in enumerate(errors, start=1)
+    ]
+
+
+def cluster_ids(clusters: list[Cluster]) -> dict[tuple[str, str], str]:
+    """(student, function) -> cluster label like `C1` (or `E1` for an error group)."""
+    return {
+        (student, c.function): label for label, c in numbered(clusters) for student in c.students
+    }
+
+
+def misconceptions(summary: Summary) -> list[tuple[str, str, int]]:
+    return [m for m in summary.misconceptions if m[0] != NOT_IMPLEMENTED_KEY]
+
+
+def unimplemented_cells(view: Overview, student: str) -> set[str]:
+    """The autograded cells that test a function this learner left as released."""
+    left = set(view.unimplemented.of(student))
+    return {rate.cell for rate in view.cells if rate.function in left}
+
+
+def reproduce(data: AssignmentData, seed: int | None) -> str:
+    if seed is None:
+        return ""
+    return f"python -m coursekit.checks.reproduce {data.assignment} {seed}"
+
+
+def terminal_overview(data: AssignmentData, view: Overview) -> list[str]:
+    """The score histogram, each cell's pass rate and the 미구현 line, compactly."""
+    lines = ["  점수 분포 (학습자 수; 조교가 채점하기 전의 서술형은 0점):"]
+    width = max(display_width(b.label) for b in view.histogram)
+    for b in view.histogram:
+        pad = " " * (width - display_width(b.label))
+        lines.append(f"    {pad}{b.label} {len(b.students):>3}명 {'█' * len(b.students)}".rstrip())
+    lines.append("  칸별 통과율 (만점을 받은 학습자 / 전체, 노트북 순서):")
+    width = max((len(rate.cell) for rate in view.cells), default=4)
+    for rate in view.cells:
+        bar = "█" * rate.passed + "░" * (rate.learners - rate.passed)
+        lines.append(
+            f"    {rate.cell:<{width}} {rate.points:>3g}점 {rate.passed:>3}/{rate.learners} {bar}"
+        )
+    left = view.unimplemented
+    lines.append(
+        f"  미구현 (아무 함수도 구현하지 않음): {len(left.nothing)}명 {', '.join(left.nothing)}"
+    )
+    for student, functions in left.partly.items():
+        lines.append(f"    일부 미구현 {student}: {', '.join(functions)}")
+    return lines
+
+
+def terminal(
+    data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
+) -> str:
+    total = view.full_score
+    mean = sum(learner.score for learner in data.learners) / max(len(data.learners), 1)
+    lines = [
+        f"■ {data.assignment} — 학습자 {len(data.learners)}명, 만점 {total:g}점, 평균 {mean:.1f}점"
+    ]
+    lines += terminal_overview(data, view)
+    width = max((display_width(learner.label) for learner in data.learners), default=7)
+    lines.append(f"  {'학습자':<{width - 1}} {'점수':>7}  틀린 칸과 진단")
+    for learner in data.learners:
+        late = " (마감 뒤)" if learner.late else ""
+        pad = " " * (width + 2 - display_width(learner.label))  # Korean names are wide
+        head = f"  {learner.label}{pad} {learner.score:>5g}/{total:g}{late}"
+        if learner.student in view.unimplemented.nothing:
+            lines.append(f"{head}  미구현: 아무 함수도 구현하지 않았습니다")
+            continue
+        lines.append(head)
+        stubs = unimplemented_cells(view, learner.student)
+        if stubs:
+            functions = ", ".join(view.unimplemented.of(learner.student))
+            lines.append(f"      … 미구현: {functions} (자동 채점 칸 {len(stubs)}개)")
+        for f in learner.failures:
+            if f.cell in stubs:
+                continue
+            case = f" · seed {f.seed}" if f.seed is not None else ""
+            lines.append(f"      ✗ {f.cell} ({f.score:g}/{f.max_score:g}){case}: {f.summary}"[:170])
+            if f.case:
+                lines.append(f"          사례: {f.case}"[:170])
+        for cell in learner.manual_cells:
+            lines.append(f"      … {cell}: 조교 채점 대기")
+    lines.append("  짐작되는 실수 (학습자 수):")
+    for key, title, n in misconceptions(summary):
+        lines.append(f"    {n:>2}명 {'█' * n} [{key}] {title}"[:150])
+    lines.append("  같은 틀린 출력으로 묶인 학습자 (probe):")
+    for label, c in numbered(clusters):
+        if c.is_error or len(c.students) < 2:
+            continue  # the HTML page lists every group; the terminal only the real clusters
+        named = ", ".join(c.keys) if c.known else "카탈로그에 없는 실수"
+        members = ", ".join(c.students)
+        lines.append(f"    {label} {c.function}: {len(c.students)}명 {members} — {named}")
+    errors = [(label, c) for label, c in numbered(clusters) if c.is_error]
+    if errors:
+        lines.append("  probe 에서 출력 대신 오류를 낸 함수 (묶음에 넣지 않음):")
+    for label, c in errors:
+        members = ", ".join(c.students)
+        lines.append(f"    {label} {c.function}: {len(c.students)}명 {members} — {c.error}"[:170])
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, data: AssignmentData, clusters: list[Cluster], view: Overview) -> None:
+    """One row per failing cell ("틀림", or "미구현" when its function is still as released)
+    and per manual cell waiting for a TA."""
+    ids = cluster_ids(clusters)
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(CSV_COLUMNS)
+        for learner in data.learners:
+            base = [data.assignment, learner.student, int(learner.late), learner.score]
+            base.append(learner.max_score)
+            stubs = unimplemented_cells(view, learner.student)
+            for f in learner.failures:
+                status = "미구현" if f.cell in stubs else "틀림"
+                writer.writerow(
+                    [*base, f.cell, status, f.score, f.max_score, f.function or "", f.key or "",
+                     f.key_title, "" if f.seed is None else f.seed, f.case, f.summary,
+                     ids.get((learner.student, f.function), "")]
+                )  # fmt: skip
+            for cell in learner.manual_cells:
+                writer.writerow(
+                    [*base, cell, "조교 채점 대기", "", data.manual.get(cell, ""), *[""] * 7]
+                )
+
+
+STYLE = """
+body{font-family:'NanumGothic','Noto Sans KR',sans-serif;margin:2em;max-width:1100px;color:#222}
+h1{font-size:1.5em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;width:100%}td,th{border:1px solid #ddd;padding:.35em .5em;
+vertical-align:top;text-align:left}th{background:#f4f4f4;white-space:nowrap}.fail{color:#b00020}
+.manual{color:#8a6d00}.ok{color:#1b7f3b}.late{background:#fff3cd;padding:0 .3em}
+pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.85em}
+.bar text{font-size:13px}.muted{color:#777;font-size:.9em}
+.rate{background:#eee;height:.9em;min-width:8em}.rate div{background:#1b7f3b;height:100%}
+"""
+
+
+def bar_geometry(rows: list[tuple[str, int]], total: int) -> dict:
+    """A horizontal bar chart's layout: per row its label, bar and count of learners."""
+    row_h, label_w, bar_w = 26, 430, 420
+    bars = []
+    for i, (label, n) in enumerate(rows):
+        y, width = 5 + i * row_h, bar_w * n / max(total, 1)
+        bars.append(
+            {
+                "label": label,
+                "short": label if len(label) <= 48 else label[:47] + "…",
+                "n": n,
+                "text_y": y + 17,
+                "bar_y": y + 3,
+                "width": f"{width:.1f}",
+                "count_x": f"{label_w + width + 6:.1f}",
+            }
+        )
+    return {
+        "rows": bars,
+        "width": label_w + bar_w + 60,
+        "height": row_h * len(rows) + 10,
+        "label_x": label_w - 8,
+        "bar_x": label_w,
+        "bar_height": row_h - 8,
+    }
+
+
+def histogram_geometry(view: Overview) -> dict:
+    """The score distribution's column chart layout: learners per score range."""
+    bins = view.histogram
+    most = max((len(b.students) for b in bins), default=0)
+    col_w, plot_h, top, bottom = 84, 160, 22, 46
+    columns = []
+    for i, b in enumerate(bins):
+        n, x = len(b.students), 10 + i * col_w
+        height = plot_h * n / max(most, 1)
+        y = top + plot_h - height
+        columns.append(
+            {
+                "x": x + 6,
+                "y": f"{y:.1f}",
+                "width": col_w - 12,
+                "height": f"{height:.1f}",
+                "label": b.label,
+                "short_label": b.label.removesuffix(" 미만"),
+                "n": n,
+                "who": ", ".join(b.students) or "없음",
+                "middle": x + col_w / 2,
+                "count_y": f"{y - 5:.1f}",
+            }
+        )
+    return {
+        "columns": columns,
+        "width": col_w * len(bins) + 20,
+        "height": plot_h + top + bottom,
+        "axis_y": top + plot_h,
+        "axis_label_y": top + plot_h + 18,
+        "axis_end": 10 + col_w * len(bins),
+    }
+
+
+def cell_rates(view: Overview) -> list[dict]:
+    return [
+        {
+            "function": rate.function,
+            "cell": rate.cell,
+            "points": f"{rate.points:g}",
+            "passed": rate.passed,
+            "learners": rate.learners,
+            "percent": f"{100 * rate.rate:.0f}",
+        }
+        for rate in view.cells
+    ]
+
+
+def without_docstring(code: str) -> str:
+    """A learner's answer cell without the released docstring, to keep examples short."""
+    return re.sub(r'\n\s*"""(?:.|\n)*?"""\n', "\n", code, count=1).strip()
+
+
+def misconception_rows(summary: Summary) -> list[dict]:
+    return [
+        {"key": key, "title": title, "who": summary.hit_by[key]}
+        for key, title, _ in misconceptions(summary)
+    ]
+
+
+def cluster_groups(clusters: list[Cluster]) -> dict:
+    """Real clusters (two learners or more), lone wrong outputs, and error groups."""
+    groups, singles, errors = [], [], []
+    for label, c in numbered(clusters):
+        if c.is_error:
+            errors.append(
+                {"label": label, "function": c.function, "students": c.students, "error": c.error}
+            )
+            continue
+        named = ", ".join(f"[{k}]" for k in c.keys) if c.known else "카탈로그에 없는 실수"
+        row = {"label": label, "function": c.function, "named": named}
+        if len(c.students) < 2:
+            singles.append({**row, "student": c.students[0]})
+            continue
+        groups.append(
+            {
+                **row,
+                "students": c.students,
+                # The cluster's output on the first probe case, as the grader recorded it.
+                "summary": c.summary or "",
+                "example": without_docstring(c.example),
+            }
+        )
+    return {"groups": groups, "singles": singles, "errors": errors}
+
+
+def learner_table(data: AssignmentData, clusters: list[Cluster], view: Overview) -> list[dict]:
+    """Per learner: score, what is unimplemented, each failing cell and how to reproduce it."""
+    ids = cluster_ids(clusters)
+    rows = []
+    for learner in data.learners:
+        stubs = unimplemented_cells(view, learner.student)
+        nothing = learner.student in view.unimplemented.nothing
+        failures = [
+            {
+                "cell": f.cell,
+                "score": f"{f.score:g}",
+                "max_score": f"{f.max_score:g}",
+                "cluster": ids.get((learner.student, f.function)),
+                "summary": f.summary,
+                "seed": f.seed,
+                "case": f.case,
+                "command": reproduce(data, f.seed),
+            }
+            for f in learner.failures
+            if f.cell not in stubs
+        ]
+        stub_functions = view.unimplemented.of(learner.student) if stubs and not nothing else []
+        rows.append(
+            {
+                "label": learner.label,
+                "late": learner.late,
+                "score": f"{learner.score:g}",
+                "full_score": f"{view.full_score:g}",
+                "nothing": nothing,
+                "stub_functions": stub_functions,
+                "stub_cells": len(stubs),
+                "failures": failures,
+                "manual_cells": learner.manual_cells,
+                "all_passed": not (nothing or stub_functions or failures or learner.manual_cells),
+            }
+        )
+    return rows
+
+
+def learner_rows(data: AssignmentData, clusters: list[Cluster], view: Overview) -> list[str]:
+    """The table of learners as HTML (the page includes the same template)."""
+    table = learner_table(data, clusters, view)
+    return [templating.render("report_learners.html.j2", learner_table=table)]
+
+
+REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def page_data(
+    data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
+) -> dict:
+    """Everything the report's page shows, computed; report.html.j2 only lays it out."""
+    n = len(data.learners)
+    mean = sum(learner.score for learner in data.learners) / max(n, 1)
+    found = misconceptions(summary)
+    return {
+        "policy": REPORT_POLICY,
+        "style": STYLE,
+        "assignment": data.assignment,
+        "learners_n": n,
+        "mean": f"{mean:.1f}",
+        "full_score": f"{view.full_score:g}",
+        "manual_waiting": summary.manual_waiting,
+        "late": summary.late,
+        "histogram": histogram_geometry(view),
+        "cell_rates": cell_rates(view),
+        "unimplemented": view.unimplemented,
+        "misconception_bars": bar_geometry([(f"[{k}]", count) for k, _, count in found], n),
+        "misconceptions": misconception_rows(summary),
+        "clusters": cluster_groups(clusters),
+        "learner_table": learner_table(data, clusters, view),
+    }
+
+
+def write_html(
+    path: Path, data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
+) -> None:
+    page = templating.render("report.html.j2", **page_data(data, summary, clusters, view))
+    path.write_text(page, encoding="utf-8")
