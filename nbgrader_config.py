@@ -89,7 +89,7 @@ c.Autograde.sanitize_preprocessors = [
 c.Autograde.exporter_class = BoundedNotebookExporter
 # nbconvert validates the whole notebook after each of a pass's preprocessors (13 in
 # the two passes); once at the end of each pass finds the same invalid notebooks and
-# saves ~20 CPU-ms per notebook (`make grade --budget`).
+# saves ~20 CPU-ms per notebook (the time budget, bench/budget.py).
 c.BoundedNotebookExporter.optimistic_validation = True
 
 # Each hidden check runs in well under a second; the slowest cell (the first
@@ -106,7 +106,7 @@ c.Execute.timeout = 30
 # (coursekit/cluster/, coursekit/sandbox/).
 # As root, each sandboxed kernel is forked from a warm parent that imported
 # ipykernel and these once (the first cell of both notebooks imports them):
-# a third of a graded notebook's CPU otherwise (`make grade --budget`).
+# a third of a graded notebook's CPU otherwise (the time budget, bench/budget.py).
 c.SandboxedExecute.preload_modules = ["numpy", "pandas"]
 
 c.Autograde.autograde_preprocessors = [

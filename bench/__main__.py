@@ -58,7 +58,7 @@ from pathlib import Path
 
 import nbformat
 
-from bench import budget
+from bench import budget, record
 from bench import cpu as bench_cpu
 from catalog import catalogs
 from coursekit.authoring.release import venv_environment
@@ -222,7 +222,24 @@ def make_grade(course: Course, jobs: int, *extra: str, env: dict | None = None) 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--no-record" in argv:
+        return measure([a for a in argv if a != "--no-record"])
+    with record.teed() as tee:
+        status = measure(argv)
+    # what it printed, dated, in docs/performance.md (bench/record.py)
+    command = " ".join(["make bench", *([f'ARGS="{" ".join(argv)}"'] if argv else [])])
+    record.write(ROOT / "docs" / "performance.md", tee.kept.getvalue(), command, ROOT)
+    print(f"written into {ROOT / 'docs' / 'performance.md'} (--no-record: not)")
+    return status
+
+
+def measure(argv) -> int:
+    parser = argparse.ArgumentParser(
+        prog="make bench",
+        description=__doc__.splitlines()[0],
+        epilog="--no-record: print only, leave docs/performance.md as it is",
+    )
     parser.add_argument("--learners", type=int, default=20, help="class size for the ratios")
     parser.add_argument("--runs", type=int, default=3, help="runs of each way (median)")
     parser.add_argument(
