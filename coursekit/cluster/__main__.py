@@ -74,6 +74,14 @@ def parse_args(argv):
         help="the LocalCluster's Dask dashboard on 127.0.0.1:8787",
     )
     parser.add_argument(
+        "--no-worker-timeout",
+        type=float,
+        default=distribute.NO_WORKER_GRACE,
+        metavar="SECONDS",
+        help="stop, saying why, when the cluster has had no worker for this long "
+        f"(default {distribute.NO_WORKER_GRACE:.0f})",
+    )
+    parser.add_argument(
         "--regrade", action="store_true", help="grade again what is graded with the same files"
     )
     add_root_argument(parser)
@@ -189,6 +197,7 @@ def main(argv=None) -> int:
                 regrade=args.regrade,
                 unsafe_no_sandbox=args.unsafe_no_sandbox,
                 quiet=args.quiet,
+                no_worker_grace=args.no_worker_timeout,
             )
             total -= run.skipped  # graded before with the same files and course
             for done, result in enumerate(run.results(), start=len(invalid) + 1):

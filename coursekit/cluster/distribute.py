@@ -13,6 +13,8 @@ each worker did.
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections import defaultdict
 from concurrent.futures import CancelledError
 
@@ -30,6 +32,52 @@ def _lost_scheduler() -> tuple[type[BaseException], ...]:
 # What the client raises when the scheduler is gone.
 LOST_SCHEDULER = _lost_scheduler()
 
+# How long a cluster may have no worker at all before make grade stops waiting for one.
+NO_WORKER_GRACE = 120.0
+
+
+class NoWorkerWatch:
+    """While a class is graded: a cluster with no worker for `grace` seconds grades nothing
+    (a LocalCluster whose nanny did not bring a dead worker back, a scheduler whose workers
+    were never started), so the wait ends with a reason instead of hanging.
+
+    It polls the scheduler from a thread of its own and, once the grace is over, cancels
+    the futures still pending: `as_completed` then returns and the caller asks `fired`.
+    """
+
+    def __init__(self, client, grace: float = NO_WORKER_GRACE, poll: float = 2.0):
+        self.client, self.grace, self.poll = client, grace, poll
+        self.fired = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, futures) -> None:
+        self._thread = threading.Thread(
+            target=self._watch, args=(list(futures),), name="no-worker-watch", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self, futures) -> None:
+        alone_since = None
+        while not self._stop.wait(self.poll):
+            try:
+                workers = len(self.client.nthreads())
+            except Exception:  # the scheduler gone: as_completed says so itself
+                return
+            if workers:
+                alone_since = None
+                continue
+            alone_since = alone_since or time.monotonic()
+            if time.monotonic() - alone_since >= self.grace:
+                self.fired = True
+                self.client.cancel([f for f in futures if not f.done()])
+                return
+
 
 class ClassRun:
     def __init__(
@@ -44,12 +92,14 @@ class ClassRun:
         regrade=False,
         unsafe_no_sandbox=False,
         quiet=False,
+        no_worker_grace=NO_WORKER_GRACE,
     ):
         self.client, self.root = client, root
         self.tasks = list(tasks)
         # the worker names its own scratch gradebook
         self.extra_args = [a for a in extra_args if not a.startswith("--CourseDirectory.db_url=")]
         self.regrade, self.quiet = regrade, quiet
+        self.no_worker_grace = no_worker_grace
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.driver = Driver(root, db_url, course_id)
         self.bundle = bundle.make(root, db_url, course_id, {a for a, _ in self.tasks})
@@ -121,22 +171,31 @@ class ClassRun:
             dynamic_ncols=True,
         )
         left = set(futures)
+        watch = NoWorkerWatch(self.client, self.no_worker_grace)
+        watch.start(futures)
         try:
             for future in as_completed(futures):
-                left.discard(future)
                 graded = self._finish(future, futures.pop(future))
+                left.discard(future)  # after: a future that raised was not graded
                 # Written: let Dask forget the task, so no worker keeps the Result in its
                 # memory (for every later collection to scan) until the class is done.
                 future.release()
                 yield graded
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
+            if watch.fired:
+                raise ClusterError(
+                    f"클러스터에 작업자가 {self.no_worker_grace:.0f}초 동안 하나도 없어 채점을 "
+                    f"멈췄습니다. 제출물 {len(left)}개가 채점되지 않았습니다; 채점된 것은 "
+                    "성적부에 있으니, 작업자를 띄운 뒤 다시 실행하면 남은 것만 채점합니다."
+                ) from None
             raise ClusterError(
                 f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}). 제출물 {len(left)}개가 "
                 "채점되지 않았습니다; 채점된 것은 성적부에 있으니, "
                 "다시 실행하면 남은 것만 채점합니다."
             ) from None
         finally:
+            watch.stop()
             self.bar.close()
             self.bar = None
             self.driver.close()
