@@ -5,7 +5,7 @@ plugin, by content hash), submits one task per submission that is not
 already in the gradebook with the same files and course, and yields each
 result once the driver has written it. Dask moves the task of a worker that
 died to another; a submission whose workers die three times (Dask's
-`allowed-failures`) is recorded for that learner with a Korean reason. The
+`allowed-failures`) is recorded for that learner with its reason. The
 progress bar (tqdm: rate, ETA) goes to stderr; `worker_summary()` says what
 each worker did.
 """
@@ -21,6 +21,10 @@ from concurrent.futures import CancelledError
 from coursekit.cluster import bundle, task
 from coursekit.cluster.dask_cluster import ClusterError, held_task_warning
 from coursekit.cluster.driver import Driver
+from coursekit.core.messages import N_, _, ngettext
+
+# The worker a submission whose workers kept dying is counted for in worker_summary().
+DEAD_WORKER = N_("(dead worker)")
 
 
 def _lost_scheduler() -> tuple[type[BaseException], ...]:
@@ -102,7 +106,7 @@ class ClassRun:
         self.no_worker_grace = no_worker_grace
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.driver = Driver(root, db_url, course_id)
-        self.bundle = bundle.make(root, db_url, course_id, {a for a, _ in self.tasks})
+        self.bundle = bundle.make(root, db_url, course_id, {a for a, _student in self.tasks})
         # the options change what a submission gets, as the course does
         self.course = bundle.digest_of(
             self.bundle.digest, {"args": repr(self.extra_args).encode()}, {}
@@ -159,13 +163,12 @@ class ClassRun:
                 )
                 futures[future] = submission
         except LOST_SCHEDULER as error:
-            raise ClusterError(
-                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}: {error})."
-            ) from None
+            lost = _("Lost the connection to the scheduler ({error_type}: {error}).")
+            raise ClusterError(lost.format(error_type=type(error).__name__, error=error)) from None
         self.bar = tqdm(
             total=len(futures),
-            desc="채점",
-            unit="제출물",
+            desc=_("grading"),
+            unit=_("submission"),
             file=sys.stderr,
             disable=self.quiet,
             dynamic_ncols=True,
@@ -184,15 +187,29 @@ class ClassRun:
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
             if watch.fired:
+                stopped = ngettext(
+                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+                    "{left} submission was not graded; what was graded is in the gradebook: "
+                    "start workers and run again to grade only what is left.",
+                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+                    "{left} submissions were not graded; what was graded is in the gradebook: "
+                    "start workers and run again to grade only what is left.",
+                    len(left),
+                )
                 raise ClusterError(
-                    f"클러스터에 작업자가 {self.no_worker_grace:.0f}초 동안 하나도 없어 채점을 "
-                    f"멈췄습니다. 제출물 {len(left)}개가 채점되지 않았습니다; 채점된 것은 "
-                    "성적부에 있으니, 작업자를 띄운 뒤 다시 실행하면 남은 것만 채점합니다."
+                    stopped.format(seconds=self.no_worker_grace, left=len(left))
                 ) from None
+            lost = ngettext(
+                "Lost the connection to the scheduler ({error_type}). {left} submission was "
+                "not graded; what was graded is in the gradebook: run again to grade only "
+                "what is left.",
+                "Lost the connection to the scheduler ({error_type}). {left} submissions were "
+                "not graded; what was graded is in the gradebook: run again to grade only "
+                "what is left.",
+                len(left),
+            )
             raise ClusterError(
-                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}). 제출물 {len(left)}개가 "
-                "채점되지 않았습니다; 채점된 것은 성적부에 있으니, "
-                "다시 실행하면 남은 것만 채점합니다."
+                lost.format(error_type=type(error).__name__, left=len(left))
             ) from None
         finally:
             watch.stop()
@@ -210,7 +227,7 @@ class ClassRun:
             lost = self.driver.record_lost(
                 assignment, student, submission.digest, self.course, tries
             )
-            self.per_worker["(죽은 작업자)"].append(0.0)
+            self.per_worker[DEAD_WORKER].append(0.0)
             return task.Result(
                 assignment, student, True, attempts=tries, incidents=[lost], written=True
             )
@@ -228,7 +245,7 @@ class ClassRun:
                 False,
                 result.seconds,
                 result.attempts,
-                ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"],
+                [_("The course bundle this was graded with is not this run's")],
             )
         if not result.ok:
             return result
@@ -265,16 +282,27 @@ class ClassRun:
         lines = []
         for address, seconds in sorted(self.per_worker.items()):
             mean = sum(seconds) / len(seconds) if seconds else 0.0
-            lines.append(f"  작업자 {address}: {len(seconds)}개, 평균 {mean:.1f} s")
-        if self.skipped:
-            lines.append(
-                f"  이미 같은 파일과 설정으로 채점된 제출물 {self.skipped}개는 건너뛰었습니다"
+            worker = _(DEAD_WORKER) if address == DEAD_WORKER else address
+            graded = ngettext(
+                "worker {worker}: {count} submission, mean {mean:.1f} s",
+                "worker {worker}: {count} submissions, mean {mean:.1f} s",
+                len(seconds),
             )
+            lines.append("  " + graded.format(worker=worker, count=len(seconds), mean=mean))
+        if self.skipped:
+            skipped = ngettext(
+                "skipped {skipped} submission already graded with the same files and settings",
+                "skipped {skipped} submissions already graded with the same files and settings",
+                self.skipped,
+            )
+            lines.append("  " + skipped.format(skipped=self.skipped))
         if self.driver.written:
             per = self.driver.cpu / self.driver.written * 1000
             wall = self.driver.wall / self.driver.written * 1000
-            lines.append(
-                f"  드라이버 기록 비용: 제출물당 CPU {per:.1f} ms, 경과 {wall:.1f} ms "
-                f"(한 드라이버로 시간당 약 {3600_000 / max(wall, 0.001):,.0f}개)"
+            cost = _(
+                "the driver's cost of writing: CPU {cpu:.1f} ms, elapsed {wall:.1f} ms per "
+                "submission (about {per_hour:,.0f} an hour with one driver)"
             )
+            per_hour = 3600_000 / max(wall, 0.001)
+            lines.append("  " + cost.format(cpu=per, wall=wall, per_hour=per_hour))
         return lines
