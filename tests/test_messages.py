@@ -39,7 +39,6 @@ NOT_YET_CONVERTED = {
     "hub",
     "simulate",
     # the first half, after core/
-    "autograde",
     "checks",
     "sandbox",
 }

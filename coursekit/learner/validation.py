@@ -331,7 +331,7 @@ def _assess(function, functions, probe: dict, drop: list) -> Row:
 
 def _report_cell(rows: list[Row], written, passed: int, total: int):
     colour = {PASSED: GREEN, WRONG: RED, UNIMPLEMENTED: YELLOW, WAITING: YELLOW}
-    width = max([len(row.name) for row in rows] + [len(n or "") for n, _ in written] + [8])
+    width = max([len(row.name) for row in rows] + [len(n or "") for n, _text in written] + [8])
     bold = f"{BOLD}{{}}{RESET}".format  # babel finds no _() inside an f-string
     lines = [bold(_("Each function (visible checks)"))]
     for row in rows:
