@@ -26,20 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "coursekit"
 LOCALE = LIBRARY / "locale"
 HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]")
+KEYWORDS = {"_", "ngettext", "N_"}
 PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}|%\((\w+)\)")
 
 # Folders whose strings are not in the catalog yet, each removed as it is converted.
 NOT_YET_CONVERTED = {
     # the first half, after core/
-    "learner",
-    "autograde",
-    "checks",
-    "sandbox",
-}
-TEMPLATES_NOT_YET_CONVERTED = {
-    "feedback_summary.html.j2",
-    "report.html.j2",
-    "report_learners.html.j2",
 }
 
 
@@ -80,13 +72,72 @@ def test_no_string_literal_of_coursekit_holds_hangul():
     assert len([p for p in LIBRARY.rglob("*.py") if converted(p)]) >= 6
 
 
+def lookups_in_f_strings(source: str) -> list[int]:
+    """Lines of `_("...")` (or ngettext, N_) inside an f-string: babel's extractor skips them,
+    so their msgid would never reach the catalog and every language would show it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.JoinedStr):
+            for inner in ast.walk(node):
+                if (
+                    isinstance(inner, ast.Call)
+                    and getattr(inner.func, "id", None) in KEYWORDS
+                    and inner.args
+                    and isinstance(inner.args[0], ast.Constant)
+                ):
+                    found.append(inner.lineno)
+    return found
+
+
+def test_no_message_is_looked_up_inside_an_f_string():
+    assert lookups_in_f_strings('x = f"{_(\'Note\')}: {_(name)}"\ny = _("Note")') == [1]
+    found = {
+        str(path.relative_to(ROOT)): lookups_in_f_strings(path.read_text(encoding="utf-8"))
+        for path in sorted(LIBRARY.rglob("*.py"))
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def bindings_of_underscore(source: str) -> list[int]:
+    """Lines where a module that imports messages' `_` binds the name `_` again (a throwaway
+    `for _ in`, `a, _ = ...`, a `**_` parameter): inside that scope `_()` is no lookup."""
+    tree = ast.parse(source)
+    if not any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "coursekit.core.messages"
+        and any(alias.name == "_" for alias in node.names)
+        for node in ast.walk(tree)
+    ):
+        return []
+    found = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store)
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            every = [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]
+            found += [arg.lineno for arg in every if arg is not None and arg.arg == "_"]
+    return sorted(found)
+
+
+def test_no_module_that_looks_up_messages_binds_the_underscore():
+    source = "from coursekit.core.messages import _\n\ndef f(**_):\n    a, _ = 1, 2\n"
+    assert bindings_of_underscore(source) == [3, 4]
+    assert bindings_of_underscore("a, _ = 1, 2\n") == []
+    found = {
+        str(path.relative_to(ROOT)): bindings_of_underscore(path.read_text(encoding="utf-8"))
+        for path in sorted(LIBRARY.rglob("*.py"))
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
 def test_no_template_holds_hangul():
     """Its text is English msgids in {% trans %} blocks: no Hangul anywhere in it."""
     found = {}
     for path in sorted((LIBRARY / "core" / "templates").glob("*.j2")):
-        if path.name not in TEMPLATES_NOT_YET_CONVERTED:
-            lines = path.read_text(encoding="utf-8").splitlines()
-            found[path.name] = [n for n, line in enumerate(lines, 1) if HANGUL.search(line)]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found[path.name] = [n for n, line in enumerate(lines, 1) if HANGUL.search(line)]
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
@@ -95,9 +146,6 @@ def test_the_allowlists_name_only_what_still_has_hangul():
     for folder in NOT_YET_CONVERTED:
         sources = [p.read_text(encoding="utf-8") for p in (LIBRARY / folder).rglob("*.py")]
         assert any(hangul_literals(s) for s in sources), f"{folder} is converted: unlist it"
-    for name in TEMPLATES_NOT_YET_CONVERTED:
-        text = (LIBRARY / "core" / "templates" / name).read_text(encoding="utf-8")
-        assert HANGUL.search(text), f"{name} is converted: unlist it"
 
 
 # ------------------------------------------------------------------ the catalog files
@@ -192,3 +240,36 @@ def test_an_unknown_language_is_refused_naming_those_there_are(tmp_path):
         messages.use("fr")
     with pytest.raises(messages.UnknownLanguageError):
         messages.translation("ko_KR")
+
+
+def test_reading_a_config_never_changes_the_language_a_block_speaks(tmp_path):
+    """A process may read several courses' configs (configure(c) runs in each): only a
+    command's root or a `speaking` block chooses."""
+    english = course(
+        tmp_path / "english",
+        'c.CourseKit.language = "en"\n'
+        "from coursekit.learner.validation import configure\nconfigure(c)",
+    )
+    messages.use("ko")
+    assert CourseKit.of(english).language == "en"
+    assert messages.language() == "ko"
+    with messages.speaking("en"):
+        assert incidents.worker_lost(2).text.startswith("The worker processes")
+        with messages.speaking("ko"):
+            assert not incidents.worker_lost(2).text.isascii()
+        assert messages.language() == "en"
+    assert messages.language() == "ko"
+
+
+def test_validate_speaks_the_language_of_the_config_it_configures(tmp_path):
+    from traitlets.config import Config
+
+    from coursekit.learner import validation
+
+    for language, failed in (("ko", "검사 결과:"), ("en", "Check result:")):
+        c = Config()
+        c.CourseKit.language = language
+        validation.configure(c)
+        assert c.Validator.failed_warning.startswith(failed)
+        assert c.Validator.Execute.on_cell_start.keywords == {"language": language}
+    assert messages.language() == "ko"  # the working folder's course: configure chose nothing

@@ -30,6 +30,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from catalog import catalogs
 from coursekit.authoring.release import venv_environment
 from coursekit.core.course import contract_functions
+from coursekit.core.messages import _
 from coursekit.learner import validation
 from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
@@ -93,11 +94,19 @@ def plain(text: str) -> str:
 
 
 def report_rows(text: str) -> dict[str, str]:
-    """function -> status, from the summary Validate prints."""
-    statuses = "|".join(
-        [validation.PASSED, validation.WRONG, validation.UNIMPLEMENTED, validation.WAITING]
-    )
-    return dict(re.findall(rf"^\s+(\w+)\s+({statuses})\b", plain(text), re.MULTILINE))
+    """function -> status (validation's constant), from the summary Validate prints in the
+    course's language."""
+    shown = {
+        _(status): status
+        for status in (
+            validation.PASSED,
+            validation.WRONG,
+            validation.UNIMPLEMENTED,
+            validation.WAITING,
+        )
+    }
+    pattern = rf"^\s+(\w+)\s+({'|'.join(map(re.escape, shown))})\b"
+    return {name: shown[status] for name, status in re.findall(pattern, plain(text), re.MULTILINE)}
 
 
 class ValidatedClass:
@@ -174,7 +183,7 @@ def graded_class(tmp_path_factory):
     )
     for student in CASES:
         group.validate(student)
-    output, _ = grading.communicate(timeout=900)
+    output, _errors = grading.communicate(timeout=900)
     assert grading.returncode == 0, output
     group.scores = group.course.scores(ASSIGNMENT)
     group.max_scores = group.course.max_scores(ASSIGNMENT)
@@ -268,7 +277,7 @@ def test_the_command_line_says_the_same_and_exits_non_zero_on_failure(graded_cla
         blank, reference = blank.result(), reference.result()
     assert blank.returncode == 1, blank.stdout + blank.stderr
     assert report_rows(blank.stdout) == dict.fromkeys(VISIBLE, validation.UNIMPLEMENTED)
-    assert validation.TEMPLATES["failed_warning"] in blank.stdout
+    assert _(validation.TEMPLATES["failed_warning"]) in blank.stdout
     assert "The error was:" in blank.stdout  # nbgrader's own words around the report
     assert reference.returncode == 0
     assert "Success! Your notebook passes all the tests." in reference.stdout

@@ -20,7 +20,7 @@ It also survives hostile submissions, as stock Execute does not:
 - a cell during which the sandbox's memory cgroup met its cap (the cgroup's
   own counts, read by the grader) gets MemoryLimitExceeded; without a cgroup,
   or from a MemoryError alone, none;
-- when the kernel dies or stays stuck after a timeout, the cell gets a Korean
+- when the kernel dies or stays stuck after a timeout, the cell gets a
   error output, later cells are marked as not run (scored 0), and the
   notebook is still graded: earlier cells keep their credit.
 """
@@ -44,6 +44,7 @@ from coursekit.autograde.lean_cells import LeanCells
 from coursekit.autograde.trusted import TrustedNotebook
 from coursekit.core import cells, incidents
 from coursekit.core.course import CourseKit
+from coursekit.core.messages import _, ngettext
 from coursekit.sandbox import policy, runner_client, warm
 from coursekit.sandbox.bridge import Bridge, BridgeBroken, CallTimedOut, Session
 from coursekit.sandbox.kernel import SandboxedKernelManager
@@ -209,7 +210,7 @@ class SandboxedExecute(LeanCells, Execute):
             incidents.add(cell, incidents.NOT_RUN, self._stopped)
             return cell, resources
         if self._deadline is not None and time.monotonic() >= self._deadline:
-            self._stop("노트북 전체 실행 시간 제한을 넘겨")
+            self._stop(_("Past the notebook's whole time limit: this cell was not run (0 points)."))
             cell.outputs = []
             incidents.add(cell, incidents.NOTEBOOK_TIME_LIMIT, self._time_limit_message())
             return cell, resources
@@ -250,12 +251,14 @@ class SandboxedExecute(LeanCells, Execute):
             incidents.add(
                 cell,
                 incidents.OUTPUT_LIMIT,
-                f"이 칸의 출력이 {self.output_limit_kb} KiB 를 넘어 뒷부분을 버렸습니다.",
+                _("This cell's output went past {limit} KiB: the rest was dropped.").format(
+                    limit=self.output_limit_kb
+                ),
             )
         if self._deadline is not None and time.monotonic() >= self._deadline:
             self._kill_kernel()
             incidents.add(cell, incidents.NOTEBOOK_TIME_LIMIT, self._time_limit_message())
-            self._stop("노트북 전체 실행 시간 제한을 넘겨")
+            self._stop(_("Past the notebook's whole time limit: this cell was not run (0 points)."))
         return cell, resources
 
     # ------------------------------------------------------------ trusted verdicts
@@ -274,8 +277,11 @@ class SandboxedExecute(LeanCells, Execute):
                 incidents.add(
                     cell,
                     incidents.CALL_TIME_LIMIT,
-                    f"채점기가 답안 함수를 부른 검사가 시간 제한({budget}초) 안에 "
-                    "끝나지 않았습니다. 무한 반복이나 너무 느린 코드가 없는지 보세요.",
+                    _(
+                        "The check in which the grader called the answer's functions did not "
+                        "finish within the time limit ({budget} s). Look for an endless loop "
+                        "or code that is too slow."
+                    ).format(budget=budget),
                 )
             else:
                 self._kernel_stuck(cell, budget)
@@ -285,8 +291,10 @@ class SandboxedExecute(LeanCells, Execute):
                 incidents.add(
                     cell,
                     incidents.BRIDGE_BROKEN,
-                    "채점기가 답안 함수와 주고받은 내용이 규칙에 맞지 않아 "
-                    f"검사하지 못했습니다 ({error}).",
+                    _(
+                        "What the answer's functions exchanged with the grader broke the "
+                        "rules, so the check could not run ({error})."
+                    ).format(error=error),
                 )
             elif self.km is not None and not run_sync(self.km.is_alive)():
                 self._kernel_died(cell)
@@ -311,9 +319,12 @@ class SandboxedExecute(LeanCells, Execute):
             incidents.add(
                 cell,
                 incidents.TRUSTED_CHECK_FAILED,
-                "노트북 커널에서는 통과했지만 커널 밖의 채점기가 같은 검사를 돌렸더니 "
-                f"통과하지 못했습니다: {verdict.ename}: {verdict.evalue[:600]}\n"
-                "커널 안에서만 통과한 결과는 인정하지 않습니다 (numpy·검사를 바꾸는 코드 등).",
+                _(
+                    "Passed in the notebook's kernel, but the same check run by the grader "
+                    "outside the kernel failed: {ename}: {evalue}\n"
+                    "A pass only inside the kernel does not count (code that changes numpy "
+                    "or the checks, and the like)."
+                ).format(ename=verdict.ename, evalue=verdict.evalue[:600]),
             )
 
     def _end_session(self, session: Session, interrupt: bool = False) -> bool:
@@ -351,10 +362,12 @@ class SandboxedExecute(LeanCells, Execute):
         incidents.add(
             cell,
             incidents.KERNEL_DIED,
-            "이 칸을 실행하다 커널이 멈췄습니다 (os._exit, 메모리 한도 초과 등). "
-            "이 칸과 뒤의 칸은 0점입니다.",
+            _(
+                "The kernel died running this cell (os._exit, past the memory limit, and the "
+                "like). This cell and the ones after it score 0."
+            ),
         )
-        self._stop("앞 칸에서 커널이 멈춰")
+        self._stop(_("The kernel died in an earlier cell: this cell was not run (0 points)."))
 
     def _kernel_stuck(self, cell, timeout) -> None:
         self._record_memory_limit(cell)
@@ -362,10 +375,14 @@ class SandboxedExecute(LeanCells, Execute):
         incidents.add(
             cell,
             incidents.KERNEL_STUCK,
-            f"이 칸이 시간 제한({timeout}초)을 넘겼고 중단 신호에도 "
-            "멈추지 않아 커널을 끝냈습니다. 이 칸과 뒤의 칸은 0점입니다.",
+            _(
+                "This cell went past its time limit ({timeout} s) and did not stop on the "
+                "interrupt, so the kernel was ended. This cell and the ones after it score 0."
+            ).format(timeout=timeout),
         )
-        self._stop("앞 칸에서 커널이 멈추지 않아")
+        self._stop(
+            _("The kernel did not stop in an earlier cell: this cell was not run (0 points).")
+        )
 
     def _memory_events(self):
         events = getattr(self.km, "memory_events", None)  # a SandboxMixin kernel manager's
@@ -383,22 +400,31 @@ class SandboxedExecute(LeanCells, Execute):
         if before is None or after is None or not after.exceeded_since(before):
             return
         killed = after.oom_kills - before.oom_kills
-        incidents.add(
-            cell,
-            incidents.MEMORY_LIMIT,
-            f"이 칸이 커널 메모리 한도({self.memory_limit_mb} MiB, 커널이 띄운 프로세스를 "
-            "모두 합쳐)를 넘었습니다"
-            + (f": 프로세스 {killed}개가 강제로 끝났습니다." if killed else "."),
-        )
+        if killed:
+            text = ngettext(
+                "This cell went past the kernel's memory limit ({limit} MiB, all the processes "
+                "the kernel started together): {killed} process was killed.",
+                "This cell went past the kernel's memory limit ({limit} MiB, all the processes "
+                "the kernel started together): {killed} processes were killed.",
+                killed,
+            )
+        else:
+            text = _(
+                "This cell went past the kernel's memory limit ({limit} MiB, all the processes "
+                "the kernel started together)."
+            )
+        text = text.format(limit=self.memory_limit_mb, killed=killed)
+        incidents.add(cell, incidents.MEMORY_LIMIT, text)
 
     def _time_limit_message(self) -> str:
-        return (
-            f"노트북 전체 실행 시간 제한({self.notebook_timeout}초)을 넘겼습니다. "
-            "이 칸과 뒤의 칸은 0점입니다."
-        )
+        return _(
+            "Past the notebook's whole time limit ({timeout} s). This cell and the ones after "
+            "it score 0."
+        ).format(timeout=self.notebook_timeout)
 
-    def _stop(self, why: str) -> None:
-        self._stopped = f"{why} 이 칸은 실행하지 않았습니다 (0점)."
+    def _stop(self, message: str) -> None:
+        """Later cells are not run; each gets `message`, a whole sentence saying why."""
+        self._stopped = message
 
     def _kill_kernel(self) -> None:
         """Kill the sandbox: a warm kernel's PID 1, or bwrap's process group."""

@@ -22,6 +22,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_hook, run_sync
 
 from coursekit.core import incidents
+from coursekit.core.messages import _
 from coursekit.sandbox import runner_client
 from coursekit.sandbox.runner_client import Dropped, RunnerBrokenError, RunnerEndedError
 
@@ -108,10 +109,17 @@ class LeanCells:
             incidents.add(
                 cell,
                 incidents.BRIDGE_BROKEN,
-                "커널이 채점기에 규칙에 맞지 않는 내용을 보내 이 칸을 채점하지 못했습니다 "
-                f"({error}). 이 칸과 뒤의 칸은 0점입니다.",
+                _(
+                    "The kernel sent the grader something against the rules, so this cell "
+                    "could not be graded ({error}). This cell and the ones after it score 0."
+                ).format(error=error),
             )
-            self._stop("앞 칸에서 커널이 규칙에 맞지 않는 내용을 보내")
+            self._stop(
+                _(
+                    "The kernel sent something against the rules in an earlier cell: this "
+                    "cell was not run (0 points)."
+                )
+            )
             return cell
         self._timing(cell, "shell.execute_reply", "iopub.status.idle")
         await run_hook(self.on_cell_executed, cell=cell, cell_index=cell_index, execute_reply=reply)

@@ -25,7 +25,7 @@ setting of its own:
   clears anyway, a wrong `tags`, `id` or other metadata entry dropped) or,
   when it cannot be, dropped.
 
-Every cut is written as a Korean reason into the notebook (NotebookShapeLimit,
+Every cut is written as a reason (in the course's language) into the notebook (NotebookShapeLimit,
 recorded by SandboxedExecute in a note cell at the notebook's end, shown by
 formgrader and the TA report and listed by `make grade`), and the rest is
 graded as usual. A file that cannot be read as a notebook at all (too big, not
@@ -50,6 +50,7 @@ from traitlets import Integer
 
 from coursekit.autograde.roles import InstructorCells, claimed_id
 from coursekit.core import cells, incidents
+from coursekit.core.messages import N_, _, ngettext
 from coursekit.exchange import bound
 
 # Where the sanitize step leaves what it cut (notebook metadata; the learner's is dropped).
@@ -83,29 +84,31 @@ def load(stream, max_bytes: int) -> dict:
     try:
         data = stream.read(max_bytes + 1)
     except UnicodeDecodeError:
-        raise UnreadableError("노트북 파일이 UTF-8 글자가 아닙니다.") from None
+        raise UnreadableError(_("The notebook file is not UTF-8 text.")) from None
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     if len(data) > max_bytes:
         raise UnreadableError(
-            f"노트북 파일이 {max_bytes // 2**20} MiB 를 넘어 읽지 않았습니다. "
-            "출력이 아주 많은 칸이 있다면 출력을 지우고 다시 제출하세요."
+            _(
+                "The notebook file is over {mib} MiB and was not read. If a cell has a great "
+                "deal of output, clear the outputs and hand it in again."
+            ).format(mib=max_bytes // 2**20)
         )
     try:
         value = json.loads(data)
     except RecursionError:
-        raise UnreadableError("노트북 JSON 이 너무 깊게 중첩되어 읽을 수 없습니다.") from None
+        raise UnreadableError(_("The notebook's JSON is nested too deep to read.")) from None
     except ValueError as error:
         raise UnreadableError(
-            f"노트북 파일이 올바른 JSON 이 아닙니다 ({str(error)[:200]})."
+            _("The notebook file is not valid JSON ({error}).").format(error=str(error)[:200])
         ) from None
     if not isinstance(value, dict) or not isinstance(value.get("cells"), list):
-        raise UnreadableError("노트북 파일에 칸 목록(cells)이 없습니다.")
+        raise UnreadableError(_("The notebook file has no list of cells (cells)."))
     return value
 
 
 class Shaper:
-    """Bounds and repairs one submitted notebook's JSON, noting in Korean what it cut."""
+    """Bounds and repairs one submitted notebook's JSON, noting what it cut."""
 
     def __init__(self, max_depth: int, max_cells: int, max_text_cells: int):
         self.max_depth, self.max_cells, self.max_text_cells = max_depth, max_cells, max_text_cells
@@ -115,7 +118,7 @@ class Shaper:
         metadata = data.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         metadata.pop(SHAPE_KEY, None)  # only the grader writes it
-        self._drop_deep(metadata, "노트북 메타데이터")
+        self._drop_deep(metadata, N_("The notebook metadata {keys} was nested too deep: dropped."))
         if data.get("nbformat") != 4:
             data = _as_version_4(data)
             metadata = data["metadata"]
@@ -126,13 +129,14 @@ class Shaper:
         nb.cells = [c for c in (self._cell(raw, nb.nbformat_minor) for raw in kept) if c]
         return nb
 
-    def _drop_deep(self, metadata: dict, what: str) -> None:
-        """Drop the keys of `metadata` nested deeper than max_depth, with a reason."""
+    def _drop_deep(self, metadata: dict, reason: str) -> None:
+        """Drop the keys of `metadata` nested deeper than max_depth, with a reason (a msgid
+        naming them as {keys})."""
         deep = sorted(k for k, v in metadata.items() if depth(v, self.max_depth) > self.max_depth)
         for key in deep:
             del metadata[key]
         if deep:
-            self.reasons.append(f"{what} {', '.join(deep)[:200]} 이(가) 너무 깊어 버렸습니다.")
+            self.reasons.append(_(reason).format(keys=", ".join(deep)[:200]))
 
     def _bounded_cells(self, raw_cells: list) -> list:
         text = [
@@ -144,13 +148,21 @@ class Shaper:
         kept = [c for i, c in enumerate(raw_cells) if i not in dropped]
         if dropped:
             self.reasons.append(
-                f"학습자가 만든 마크다운·raw 칸 {len(text)}개 중 처음 {self.max_text_cells}개만 "
-                f"남기고 {len(dropped)}개를 버렸습니다 (점수와 상관없는 칸입니다)."
+                ngettext(
+                    "Of the {total} markdown and raw cells the learner made, the first {kept} "
+                    "were kept and {dropped} was dropped (cells that score nothing).",
+                    "Of the {total} markdown and raw cells the learner made, the first {kept} "
+                    "were kept and {dropped} were dropped (cells that score nothing).",
+                    len(dropped),
+                ).format(total=len(text), kept=self.max_text_cells, dropped=len(dropped))
             )
         if len(kept) > self.max_cells:
             self.reasons.append(
-                f"칸이 {len(kept)}개라서 처음 {self.max_cells}개만 채점했습니다. "
-                "뒤의 칸 가운데 강사의 검사 칸은 되살려 채점했고, 그 밖의 칸은 버렸습니다."
+                _(
+                    "The notebook has {cells} cells, so only the first {graded} were graded. "
+                    "Of the cells after them, the instructor's check cells were restored and "
+                    "graded, and the others dropped."
+                ).format(cells=len(kept), graded=self.max_cells)
             )
             kept = kept[: self.max_cells]
         return kept
@@ -158,19 +170,19 @@ class Shaper:
     def _cell(self, raw, minor: int) -> NotebookNode | None:
         kind = raw.get("cell_type") if isinstance(raw, dict) else None
         if kind not in ("code", *TEXT_TYPES):
-            self.reasons.append("칸 종류를 알 수 없는 칸을 버렸습니다.")
+            self.reasons.append(_("A cell of no known cell type was dropped."))
             return None
         source = raw.get("source", "")
         if isinstance(source, list) and all(isinstance(s, str) for s in source):
             source = "".join(source)
         if not isinstance(source, str):
-            self.reasons.append("내용(source)이 글자가 아닌 칸을 빈 칸으로 읽었습니다.")
+            self.reasons.append(_("A cell whose content (source) is not text was read as empty."))
             source = ""
         metadata = raw.get("metadata")
         metadata = dict(metadata) if isinstance(metadata, dict) else {}
         for key in (NOTE_KEY, SHAPE_KEY):
             metadata.pop(key, None)  # only the grader writes them
-        self._drop_deep(metadata, "칸 메타데이터")
+        self._drop_deep(metadata, N_("The cell metadata {keys} was nested too deep: dropped."))
         # nbformat's new_*_cell would check the schema before the repair below
         cell = nbformat.from_dict({"cell_type": kind, "metadata": metadata, "source": source})
         if minor >= 5:
@@ -202,9 +214,9 @@ class Shaper:
             ):
                 cell.metadata.pop("tags", None)
         if _is_valid_cell(cell, minor):
-            self.reasons.append("형식이 맞지 않는 칸의 메타데이터를 고쳐 읽었습니다.")
+            self.reasons.append(_("The metadata of a malformed cell was repaired to read it."))
             return cell
-        self.reasons.append("형식을 고칠 수 없는 칸을 버렸습니다.")
+        self.reasons.append(_("A cell whose format could not be repaired was dropped."))
         return None
 
 
@@ -215,7 +227,9 @@ def _as_version_4(data: dict) -> dict:
         return json.loads(nbformat.writes(converted))
     except Exception as error:
         raise UnreadableError(
-            f"노트북 형식 판({data.get('nbformat')})을 읽을 수 없습니다 ({error})."
+            _("The notebook format version ({version}) cannot be read ({error}).").format(
+                version=data.get("nbformat"), error=error
+            )
         ) from None
 
 
@@ -288,9 +302,12 @@ class BoundedNotebookExporter(NotebookExporter):
             if files:
                 shape["files"] = files
             nb.metadata[SHAPE_KEY] = shape
-            source = "# 채점기 메모: 이 노트북은 채점 한도에 맞춰 일부를 줄여 읽었습니다."
+            memo = _("Grader's note: parts of this notebook were cut to the grading bounds.")
             if not shaper.reasons:
-                source = "# 채점기 메모: 노트북 옆 파일 가운데 일부를 빼거나 이름을 바꿨습니다."
+                memo = _(
+                    "Grader's note: some of the files beside the notebook were left out or renamed."
+                )
+            source = f"# {memo}"
             note = nbformat.v4.new_code_cell(
                 source=source, metadata={"tags": [cells.SKIP_TAG], NOTE_KEY: True}
             )

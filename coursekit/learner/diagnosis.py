@@ -1,12 +1,13 @@
-"""A learner's notebook per function, and a short Korean reason for each failing cell.
+"""A learner's notebook per function, and a short reason for each failing cell.
 
 Validate (`coursekit.learner.validation`) and the feedback page (`coursekit.learner.feedback`)
 both open with one line per contract function. This module finds the
 functions (each code answer cell defines one, and the test cells after it
-test it) and turns a failing cell's outputs into one Korean sentence:
-not implemented yet, calls a helper that is not implemented yet, called
-input(), over the time limit, not defined, stderr output, an exception in
-the learner's code, or the test's own Korean message.
+test it) and turns a failing cell's outputs into one sentence in the
+course's language (coursekit.core.messages): not implemented yet, calls a
+helper that is not implemented yet, called input(), over the time limit, not
+defined, stderr output, an exception in the learner's code, or the test's own
+message, as the course wrote it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from nbgrader import utils
 
 from coursekit.core import cells, incidents
+from coursekit.core.messages import N_, _
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
@@ -30,31 +32,37 @@ UNIMPLEMENTED = "UNIMPLEMENTED"
 NEEDS_HELPER = "NEEDS_HELPER"
 WRONG = "WRONG"
 
+# Each diagnosis's msgid; `say` translates it when it is said.
 MESSAGES = {
-    "unimplemented": "아직 구현하지 않았습니다 (raise NotImplementedError() 가 그대로 있습니다).",
-    "needs_helper": "아직 구현하지 않은 {names} 을(를) 부릅니다. 그 함수를 먼저 구현하세요.",
-    "input": (
-        "input() 을 불렀습니다. 검사와 채점은 입력 없이 돌아가므로 input() 은 언제나 "
-        "오류(StdinNotImplementedError)를 냅니다. 값은 함수의 인자로 받으세요."
+    "unimplemented": N_("Not implemented yet (raise NotImplementedError() is still there)."),
+    "needs_helper": N_("Calls {names}, not implemented yet. Implement that function first."),
+    "input": N_(
+        "Calls input(). Checks and grading run without input, so input() always raises "
+        "an error (StdinNotImplementedError). Take the values as the function's arguments."
     ),
-    "timeout": (
-        "시간 제한 안에 끝나지 않았습니다. 끝나지 않는 반복이나 너무 느린 계산이 없는지 "
-        "보세요. 채점할 때도 같은 제한을 넘기면 이 칸은 0점입니다."
+    "timeout": N_(
+        "Did not finish within the time limit. Look for a loop that never ends or a "
+        "calculation that is too slow. Past the same limit when graded, this cell scores 0."
     ),
-    "undefined": (
-        "{name} 이(가) 정의되어 있지 않습니다. 답안 칸을 지우거나 함수 이름을 바꾸지 "
-        "않았는지, 위 칸부터 차례로 실행했는지 보세요."
+    "undefined": N_(
+        "{name} is not defined. Check that you did not delete the answer cell or rename "
+        "the function, and that you ran the cells in order from the top."
     ),
-    "answer_cell_failed": (
-        "{name} 이(가) 정의되지 않았습니다. 답안 칸을 실행하다 오류가 났습니다: {why}"
+    "answer_cell_failed": N_(
+        "{name} was not defined: running its answer cell raised an error: {why}"
     ),
-    "stderr": (
-        "오류 출력(stderr)에 글이 찍혀 실패로 칩니다: {line} "
-        "경고(RuntimeWarning 등)가 나지 않게 고치세요."
+    "stderr": N_(
+        "Text on the error output (stderr) counts as a failure: {line} "
+        "Fix it so that no warning (RuntimeWarning and the like) is printed."
     ),
-    "exception": "답안 코드에서 {ename} 오류가 났습니다: {evalue}",
-    "exception_bare": "답안 코드에서 {ename} 오류가 났습니다.",
+    "exception": N_("The answer code raised {ename}: {evalue}"),
+    "exception_bare": N_("The answer code raised {ename}."),
 }
+
+
+def say(key: str, **fields) -> str:
+    """The diagnosis `key` of MESSAGES in the course's language, its fields filled in."""
+    return _(MESSAGES[key]).format(**fields)
 
 
 @dataclass
@@ -172,32 +180,32 @@ def first_line(text: str, limit: int = 300) -> str:
 
 
 def diagnose(cell, notebook_functions: list[Function]) -> Diagnosis:
-    """Why a failing cell failed, in one Korean sentence (multi-line only for a test's message)."""
+    """Why a failing cell failed, in one sentence (multi-line only for a test's message)."""
     by_name = {f.name: f for f in notebook_functions}
     stubs = {f.name for f in notebook_functions if unimplemented(f)}
     owner = next((f for f in notebook_functions if any(t is cell for t in f.tests)), None)
     outputs = errors(cell)
     enames = [o.get("ename", "") for o in outputs]
 
-    for incident in incidents.of_cell(cell):  # a grading guard's own Korean reason comes first
+    for incident in incidents.of_cell(cell):  # a grading guard's own reason comes first
         return Diagnosis(WRONG, incident.text)
     if "CellTimeoutError" in enames:
         evalue = next(o.get("evalue", "") for o in outputs if o.get("ename") == "CellTimeoutError")
-        message = evalue if _is_korean(evalue) else MESSAGES["timeout"]
+        message = _timeout_message(evalue)
         where = [n for n in FRAME_FUNCTION.findall(_tracebacks(outputs)) if n in by_name]
         if where:  # the interrupt's traceback ends where the code was running
-            message += f" 멈추지 않던 곳: {where[-1]}."
+            message += " " + _("Still running in: {name}.").format(name=where[-1])
         return Diagnosis(WRONG, message)
     if "StdinNotImplementedError" in enames:
-        return Diagnosis(WRONG, MESSAGES["input"])
+        return Diagnosis(WRONG, say("input"))
     if "NotImplementedError" in enames:
         traceback = _tracebacks(o for o in outputs if o.get("ename") == "NotImplementedError")
         raised_in = [n for n in FRAME_FUNCTION.findall(traceback) if n in stubs]
         if owner is not None and owner.name in stubs:
-            return Diagnosis(UNIMPLEMENTED, MESSAGES["unimplemented"])
+            return Diagnosis(UNIMPLEMENTED, say("unimplemented"))
         if raised_in:
             names = ", ".join(dict.fromkeys(raised_in))
-            return Diagnosis(NEEDS_HELPER, MESSAGES["needs_helper"].format(names=names))
+            return Diagnosis(NEEDS_HELPER, say("needs_helper", names=names))
     for output in outputs:
         ename, evalue = output.get("ename", ""), output.get("evalue", "")
         if ename == "NameError" and (match := UNDEFINED_NAME.search(evalue)):
@@ -205,26 +213,26 @@ def diagnose(cell, notebook_functions: list[Function]) -> Diagnosis:
             defining = by_name.get(name)
             if defining is not None and defining.answer is not None and errors(defining.answer):
                 why = diagnose_answer_cell(defining.answer)
-                return Diagnosis(WRONG, MESSAGES["answer_cell_failed"].format(name=name, why=why))
-            return Diagnosis(WRONG, MESSAGES["undefined"].format(name=name))
+                return Diagnosis(WRONG, say("answer_cell_failed", name=name, why=why))
+            return Diagnosis(WRONG, say("undefined", name=name))
         if ename == "AssertionError":
-            return Diagnosis(WRONG, evalue.strip() or "검사의 assert 가 실패했습니다.")
+            return Diagnosis(WRONG, evalue.strip() or _("The check's assert failed."))
         if ename:
             return Diagnosis(WRONG, _exception(ename, evalue))
     text = stderr_text(cell)
     if text:
-        return Diagnosis(WRONG, MESSAGES["stderr"].format(line=first_line(text, 200)))
-    return Diagnosis(WRONG, "검사가 실패했습니다.")
+        return Diagnosis(WRONG, say("stderr", line=first_line(text, 200)))
+    return Diagnosis(WRONG, _("The check failed."))
 
 
 def diagnose_answer_cell(cell) -> str:
-    """One Korean line for the first error an answer cell raised when it ran."""
+    """One line for the first error an answer cell raised when it ran."""
     for output in errors(cell):
         ename, evalue = output.get("ename", ""), output.get("evalue", "")
         if ename == "StdinNotImplementedError":
-            return MESSAGES["input"]
+            return say("input")
         if ename == "CellTimeoutError":
-            return evalue if _is_korean(evalue) else MESSAGES["timeout"]
+            return _timeout_message(evalue)
         return _exception(ename, evalue)
     return ""
 
@@ -236,12 +244,14 @@ def _tracebacks(outputs) -> str:
 def _exception(ename: str, evalue: str) -> str:
     evalue = first_line(evalue, 240)
     if evalue:
-        return MESSAGES["exception"].format(ename=ename, evalue=evalue)
-    return MESSAGES["exception_bare"].format(ename=ename)
+        return say("exception", ename=ename, evalue=evalue)
+    return say("exception_bare", ename=ename)
 
 
-def _is_korean(text: str) -> bool:
-    return any("\uac00" <= ch <= "\ud7a3" for ch in text or "")
+def _timeout_message(evalue: str) -> str:
+    """The time-out's own message when its Execute has one (Validate's names the limit),
+    else ours: nbgrader's Execute writes an empty evalue."""
+    return evalue if (evalue or "").strip() else say("timeout")
 
 
 def display_width(text: str) -> int:

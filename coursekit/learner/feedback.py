@@ -1,16 +1,16 @@
-"""The feedback page opens with the point: a short Korean summary per function.
+"""The feedback page opens with the point: a short summary per function.
 
 `FeedbackSummary` is the last of `c.GenerateFeedback.preprocessors`. After
 GetGrades has put each cell's score into the notebook and the hidden test
 regions and tracebacks are gone, it inserts one cell at the top of the page:
 per function its points and the first diagnosis (the first failing cell's
-Korean message, and the first misconception a failing cell of that function
-names), the written answers with
-the TA's score or "채점 전", and the late penalty. The function names link
-to their first failing cell.
+message, and the first misconception a failing cell of that function names),
+the written answers with the TA's score or "not graded yet", and the late
+penalty, in the course's language (coursekit.core.messages). The function
+names link to their first failing cell.
 
-It also adds CSS so that long Korean messages and hints wrap inside their
-boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
+It also adds CSS so that long messages and hints (Korean ones too) wrap inside
+their boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
 replaces it; the late-penalty line of that list stays).
 """
 
@@ -24,6 +24,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from coursekit.checks.verdict import Verdict
 from coursekit.core import cells, templating
+from coursekit.core.messages import _
 from coursekit.learner import diagnosis
 
 SUMMARY_ID = "course-summary"
@@ -64,7 +65,7 @@ def _max(cell) -> float:
 
 
 def misconception_line(cell) -> str:
-    """'짐작되는 실수 [key]: ...' from the verdict record the grader stored in a failed
+    """'Likely mistake [key]: ...' from the verdict record the grader stored in a failed
     hidden test cell (coursekit.checks.verdict), or "" when it names none."""
     record = cells.verdict_record(cell)
     if not isinstance(record, dict):
@@ -75,7 +76,9 @@ def misconception_line(cell) -> str:
         return ""
     if verdict.misconception is None:
         return ""
-    return f"짐작되는 실수 [{verdict.key}]: {verdict.misconception['title']}"
+    return _("Likely mistake [{key}]: {title}").format(
+        key=verdict.key, title=verdict.misconception["title"]
+    )
 
 
 def waiting_for_ta(resources) -> set[str]:
@@ -138,10 +141,10 @@ def answer_rows(nb, resources) -> list[AnswerRow]:
     for cell in diagnosis.written_answers(nb):
         score = _score(cell)
         if score is None or cells.grade_id(cell) in waiting:
-            points, text = "채점 전", "서술형 답: TA 가 채점합니다."
+            points, text = _("not graded yet"), _("Written answer: a TA grades it.")
         else:
             points = f"{_points(score)} / {_points(_max(cell))}"
-            text = "서술형 답: TA 가 채점했습니다."
+            text = _("Written answer: graded by a TA.")
         comment = cell.metadata.get("nbgrader", {}).get("comment")
         rows.append(AnswerRow(cells.grade_id(cell) or "", points, text, bool(comment)))
     return rows
@@ -165,7 +168,7 @@ def summary_html(nb, resources) -> str:
 
 
 class FeedbackSummary(NbGraderPreprocessor):
-    """Put the Korean summary first on the feedback page, and CSS that wraps long lines."""
+    """Put the summary first on the feedback page, and CSS that wraps long lines."""
 
     def preprocess(self, nb, resources):
         cell = nbformat.v4.new_markdown_cell(summary_html(nb, resources))

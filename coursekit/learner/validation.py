@@ -1,4 +1,4 @@
-"""Validate in Korean, and true to what autograde will say.
+"""Validate in the course's language, and true to what autograde will say.
 
 nbgrader's Validator (the Validate button and `nbgrader validate`) runs the
 notebook with its own Execute preprocessor and lists the graded cells that
@@ -6,8 +6,9 @@ failed, each with its whole source and traceback. The course changes what it
 says through nbgrader's own configuration, without forking nbgrader
 (`configure(c)`, called from nbgrader_config.py):
 
-- `c.Validator.*_warning`: nbgrader's message templates, in Korean;
-- `c.Validator.Execute.error_on_timeout`: a Korean message for a cell that
+- `c.Validator.*_warning`: nbgrader's message templates, in the course's
+  language (`c.CourseKit.language`, set before `configure(c)`: coursekit.core.messages);
+- `c.Validator.Execute.error_on_timeout`: our message for a cell that
   runs over `Execute.timeout` (the same limit autograde uses per cell);
 - `c.Validator.Execute.on_notebook_start` and `on_cell_start`: nbclient hooks,
   set for the Execute inside the Validator only (autograde's Execute does
@@ -17,15 +18,15 @@ says through nbgrader's own configuration, without forking nbgrader
   end marker. When the marker is reached every cell has run, and the hook
   rewrites what the Validator will list:
 
-  * a report cell at the top: per function 통과 / 아직 구현하지 않음 /
-    아직 검사할 수 없음 / 틀림 with the first Korean message, the written
+  * a report cell at the top: per function passed / not implemented yet /
+    cannot be checked yet / wrong with the first message, the written
     answers, and warnings (a function that reads a notebook global passes the
     visible test on the seed example but fails the hidden ones);
   * the failing test cells of functions that are not implemented yet (and
     unanswered written answers) are left out of the list: one line each in
     the report;
   * every other failing test cell stays, with its error replaced by one
-    Korean line (plus the traceback when the learner's own code raised).
+    line (plus the traceback when the learner's own code raised).
 
 Which cells pass or fail is not changed: a visible test cell fails here
 exactly when it has an error or stderr output, nbgrader's rule, which is
@@ -43,6 +44,7 @@ ValidateApp and exits 1 when a notebook did not pass.
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import importlib
 import json
@@ -54,7 +56,8 @@ from dataclasses import dataclass, field
 import nbformat
 from nbgrader import utils
 
-from coursekit.core import cells
+from coursekit.core import cells, messages
+from coursekit.core.messages import N_, _, ngettext
 from coursekit.learner import diagnosis
 
 META_KEY = "coursekit_validate"
@@ -64,25 +67,28 @@ DEFAULT_TIMEOUT = 30  # nbgrader's Execute.timeout default
 WIDTH = 76  # terminal columns of a report line (nbgrader indents by 4, cuts at 87 characters)
 
 GREEN, RED, YELLOW, BOLD, RESET = "\x1b[0;32m", "\x1b[0;31m", "\x1b[0;33m", "\x1b[1m", "\x1b[0m"
-PASSED = "통과"
-UNIMPLEMENTED = "아직 구현하지 않음"
-WAITING = "아직 검사할 수 없음"
-WRONG = "틀림"
-HIDDEN_ONLY = "숨은 검사만"
+# A function's status: the key of its row (ValidationResult.statuses), shown as _(status).
+PASSED = N_("passed")
+UNIMPLEMENTED = N_("not implemented yet")
+WAITING = N_("cannot be checked yet")
+WRONG = N_("wrong")
+HIDDEN_ONLY = N_("hidden checks only")
 
+# nbgrader's Validator formats these itself ({num_changed}, {num_passed}).
 TEMPLATES = {
-    "failed_warning": (
-        "검사 결과: 이대로 제출하면 만점을 받지 못합니다. 먼저 맨 위의 검사 요약을 보세요."
+    "failed_warning": N_(
+        "Check result: handed in as it is, this notebook does not get full marks. "
+        "Read the check summary at the top first."
     ),
-    "changed_warning": (
-        "잠긴 칸 {num_changed}개의 내용이 바뀌었습니다. 채점할 때는 받은 그대로의 칸으로 "
-        "되돌려 채점하므로 지금 통과해도 결과가 달라질 수 있습니다. 바뀐 칸을 되돌리세요."
+    "changed_warning": N_(
+        "The content of {num_changed} locked cells has changed. Grading puts those cells "
+        "back as you received them, so a pass now may not hold. Undo the changes."
     ),
-    "type_changed_warning": (
-        "칸 {num_changed}개의 종류(코드/마크다운)가 바뀌었습니다. 채점할 때 결과가 달라질 수 "
-        "있습니다. 칸 종류를 되돌리세요."
+    "type_changed_warning": N_(
+        "The type (code/markdown) of {num_changed} cells has changed. Grading may give "
+        "another result. Change the cell types back."
     ),
-    "passed_warning": "통과한 검사 칸이 {num_passed}개 있습니다.",
+    "passed_warning": N_("{num_passed} check cells passed."),
 }
 
 # Runs last in the learner's kernel: which globals each function reads. Not
@@ -147,7 +153,7 @@ class ValidationResult:
 
     failed: bool
     visible: dict[str, bool] = field(default_factory=dict)  # grade_id -> passed
-    statuses: dict[str, str] = field(default_factory=dict)  # function -> 통과, 틀림, ...
+    statuses: dict[str, str] = field(default_factory=dict)  # function -> PASSED, WRONG, ...
 
 
 # Notebooks being validated, by the token of their end marker.
@@ -157,31 +163,35 @@ VERDICTS: list[ValidationResult] = []
 
 
 def configure(c, timeout: int | None = None) -> None:
-    """Set the Validator's Korean messages and hooks on an nbgrader config object.
+    """Set the Validator's messages and hooks on an nbgrader config object.
 
-    Call it after `c.Execute.timeout` is set: the time-out message names that limit.
+    Call it after `c.Execute.timeout` and `c.CourseKit.language` are set: the time-out
+    message names that limit, and the messages and the report speak that language.
     """
+    language = messages.of_config(c)
     if timeout is None:
         timeout = c.Execute.get("timeout", DEFAULT_TIMEOUT)
-    for name, template in TEMPLATES.items():
-        setattr(c.Validator, name, template)
-    message = (
-        f"이 칸이 시간 제한({timeout}초) 안에 끝나지 않았습니다. 끝나지 않는 반복이나 너무 "
-        "느린 계산이 없는지 보세요. 채점할 때도 같은 제한을 넘기면 이 칸은 0점입니다."
-    )
+    with messages.speaking(language):
+        for name, template in TEMPLATES.items():
+            setattr(c.Validator, name, _(template))
+        message = _(
+            "This cell did not finish within the time limit ({timeout} s). Look for a loop "
+            "that never ends or a calculation that is too slow. Past the same limit when "
+            "graded, this cell scores 0."
+        ).format(timeout=timeout)
     c.Validator.Execute.error_on_timeout = {
         "ename": "CellTimeoutError",
         "evalue": message,
         "traceback": [f"{RED}CellTimeoutError{RESET}: {message}"],
     }
     c.Validator.Execute.on_notebook_start = on_notebook_start
-    c.Validator.Execute.on_cell_start = on_cell_start
+    c.Validator.Execute.on_cell_start = functools.partial(on_cell_start, language=language)
 
 
 # ------------------------------------------------------------------ hooks
 
 
-def on_notebook_start(notebook, **_) -> None:
+def on_notebook_start(notebook, **_hook_args) -> None:
     """Append the probe and the end marker to the notebook the Validator is about to run."""
     token = uuid.uuid4().hex
     names = [f.name for f in diagnosis.functions(notebook)]
@@ -195,14 +205,15 @@ def on_notebook_start(notebook, **_) -> None:
     _RUNS[token] = notebook
 
 
-def on_cell_start(cell, **_) -> None:
-    """At the end marker every cell has run: write the report."""
+def on_cell_start(cell, language: str = messages.DEFAULT, **_hook_args) -> None:
+    """At the end marker every cell has run: write the report (in `language`)."""
     info = cell.get("metadata", {}).get(META_KEY, {})
     if info.get("role") != "end":
         return
     notebook = _RUNS.pop(info.get("token"), None)
     if notebook is not None:
-        VERDICTS.append(report(notebook))
+        with messages.speaking(language):
+            VERDICTS.append(report(notebook))
 
 
 # ------------------------------------------------------------------ the report
@@ -244,21 +255,23 @@ def report(nb) -> ValidationResult:
             if statuses.get(callee) not in (None, PASSED)
         ]
         if row.status == WRONG and callees:
-            row.message += (
-                f" (이 함수가 부르는 {', '.join(callees)} 도 통과하지 못했습니다. "
-                "그쪽부터 고치세요.)"
-            )
+            row.message += " " + _(
+                "({names}, which this function calls, did not pass either. Fix those first.)"
+            ).format(names=", ".join(callees))
 
-    written = []
+    written, unwritten = [], False
     for cell in diagnosis.written_answers(nb):
         if diagnosis.is_unanswered(cell):
-            written.append((cells.grade_id(cell), "아직 쓰지 않음 (제출한 뒤 TA 가 채점합니다)"))
+            text = _("not written yet (a TA grades it after you hand it in)")
+            written.append((cells.grade_id(cell), text))
             drop.append(cell)
+            unwritten = True
         else:
-            written.append((cells.grade_id(cell), "썼음 (제출한 뒤 TA 가 채점합니다)"))
+            text = _("written (a TA grades it after you hand it in)")
+            written.append((cells.grade_id(cell), text))
 
     quiet = all(row.status in (PASSED, HIDDEN_ONLY) and not row.warnings for row in rows)
-    if quiet and not any(text.startswith("아직") for _, text in written):
+    if quiet and not unwritten:
         failed = any(_fails(c) for c in nb.cells if utils.is_grade(c))
         return ValidationResult(failed, verdicts, statuses)
     dropped = {id(c) for c in drop}
@@ -269,13 +282,14 @@ def report(nb) -> ValidationResult:
 
 
 def _assess(function, functions, probe: dict, drop: list) -> Row:
-    """The function's row; its failing cells are rewritten in Korean or added to `drop`."""
+    """The function's row; its failing cells are rewritten with their diagnosis or added to
+    `drop`."""
     visible = function.visible_tests
     failing = [c for c in visible if diagnosis.failed(c)]
     found = {id(c): diagnosis.diagnose(c, functions) for c in failing}
     kinds = [d.kind for d in found.values()]
     if not visible:
-        row = Row(function.name, HIDDEN_ONLY, "보이는 검사가 없습니다. 제출한 뒤 채점합니다.")
+        row = Row(function.name, HIDDEN_ONLY, _("No visible checks. Graded after you hand it in."))
     elif not failing:
         row = Row(function.name, PASSED)
     else:
@@ -299,43 +313,58 @@ def _assess(function, functions, probe: dict, drop: list) -> Row:
 
     if probe.get("globals"):
         row.warnings.append(
-            f"{function.name}: 함수 안에서 노트북 전역 변수 {', '.join(probe['globals'])} "
-            "을(를) 읽습니다. 보이는 검사는 씨앗 예제라 통과해도, 숨은 검사는 다른 모양으로 "
-            "부르므로 틀립니다. 필요한 값은 인자에서 꺼내세요 (예: n, d_model = M.shape)."
+            _(
+                "{function}: reads the notebook globals {names} inside the function. The "
+                "visible checks run on the seed example and pass, but the hidden checks call "
+                "it with other shapes and fail. Take what you need from the arguments "
+                "(for example n, d_model = M.shape)."
+            ).format(function=function.name, names=", ".join(probe["globals"]))
         )
     if probe.get("input") and not failing:
-        row.warnings.append(f"{function.name}: {diagnosis.MESSAGES['input']}")
+        row.warnings.append(f"{function.name}: {diagnosis.say('input')}")
     if function.answer is not None and diagnosis.errors(function.answer):
         why = diagnosis.diagnose_answer_cell(function.answer)
-        row.notes.append(f"{function.name} 의 답안 칸을 실행하다 오류가 났습니다: {why}")
+        row.notes.append(
+            _("Running the answer cell of {function} raised an error: {why}").format(
+                function=function.name, why=why
+            )
+        )
     return row
 
 
 def _report_cell(rows: list[Row], written, passed: int, total: int):
     colour = {PASSED: GREEN, WRONG: RED, UNIMPLEMENTED: YELLOW, WAITING: YELLOW}
-    width = max([len(row.name) for row in rows] + [len(n or "") for n, _ in written] + [8])
-    lines = [f"{BOLD}함수마다 (보이는 검사){RESET}"]
+    width = max([len(row.name) for row in rows] + [len(n or "") for n, _text in written] + [8])
+    bold = f"{BOLD}{{}}{RESET}".format  # babel finds no _() inside an f-string
+    lines = [bold(_("Each function (visible checks)"))]
     for row in rows:
-        head = f"  {row.name:<{width}}  {colour.get(row.status, '')}{row.status}{RESET}"
+        head = f"  {row.name:<{width}}  {colour.get(row.status, '')}{_(row.status)}{RESET}"
         lines.append(head + (" —" if row.message else ""))
         if row.message:
             lines += diagnosis.wrap(row.message, WIDTH, indent=" " * 6)
     if written:
-        lines += ["", f"{BOLD}서술형 답{RESET}"]
+        lines += ["", bold(_("Written answers"))]
         lines += [f"  {name:<{width}}  {text}" for name, text in written]
     for title, texts in (
-        (f"{BOLD}{RED}주의{RESET}", [w for row in rows for w in row.warnings]),
-        (f"{BOLD}참고{RESET}", [n for row in rows for n in row.notes]),
+        (bold(RED + _("Warning")), [w for row in rows for w in row.warnings]),
+        (bold(_("Note")), [n for row in rows for n in row.notes]),
     ):
         if texts:
             lines += ["", title]
             for text in texts:
                 lines += diagnosis.wrap(text, WIDTH, indent="  ")
-    closing = "숨은 검사(무작위 모양, 경계 사례)는 제출한 뒤 채점할 때 돌아갑니다."
+    closing = _("The hidden checks (random shapes, edge cases) run when your submission is graded.")
     if any(row.status == WRONG for row in rows):
-        closing = "틀린 함수는 아래에 검사 칸마다 자세히 나옵니다. " + closing
+        shown = _("The wrong functions are shown below, check cell by check cell.")
+        closing = f"{shown} {closing}"
     lines += ["", *diagnosis.wrap(closing, WIDTH)]
-    cell = nbformat.v4.new_code_cell(f"검사 요약: 보이는 검사 칸 {total}개 중 {passed}개 통과")
+    cell = nbformat.v4.new_code_cell(
+        ngettext(
+            "Check summary: {passed} of {total} visible check cell passed",
+            "Check summary: {passed} of {total} visible check cells passed",
+            total,
+        ).format(passed=passed, total=total)
+    )
     cell.metadata["nbgrader"] = {
         "grade": True,
         "solution": False,
@@ -346,12 +375,13 @@ def _report_cell(rows: list[Row], written, passed: int, total: int):
     }
     cell.metadata[META_KEY] = {"role": "report"}
     text = "\n".join(lines)
-    cell.outputs = [nbformat.v4.new_output("error", ename="검사 요약", evalue="", traceback=[text])]
+    summary = _("Check summary")
+    cell.outputs = [nbformat.v4.new_output("error", ename=summary, evalue="", traceback=[text])]
     return cell
 
 
 def _rewrite(cell, function: str, message: str) -> None:
-    """Replace a failing test cell's error and stderr with its Korean diagnosis."""
+    """Replace a failing test cell's error and stderr with its diagnosis."""
     keep, tracebacks = [], []
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
@@ -364,12 +394,13 @@ def _rewrite(cell, function: str, message: str) -> None:
                 tracebacks.append("\n".join(output.get("traceback", [])))
         elif not (output.get("output_type") == "stream" and output.get("name") == "stderr"):
             keep.append(output)
-    text = [f"{RED}[{function}] {WRONG}{RESET}"]
+    wrong = _(WRONG)
+    text = [f"{RED}[{function}] {wrong}{RESET}"]
     text += diagnosis.wrap(message, WIDTH, indent="  ")
     if tracebacks:
-        text += ["", "답안 코드의 어느 줄에서 났는지:", tracebacks[0]]
+        text += ["", _("Where in the answer code it was raised:"), tracebacks[0]]
     keep.append(
-        nbformat.v4.new_output("error", ename=WRONG, evalue=message, traceback=["\n".join(text)])
+        nbformat.v4.new_output("error", ename=wrong, evalue=message, traceback=["\n".join(text)])
     )
     cell.outputs = keep
 
