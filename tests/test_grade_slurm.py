@@ -7,10 +7,18 @@ host is torn down no job, job step or daemon of it is left.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import dask
 import pytest
 
+from coursekit.cluster import dask_cluster, slurm
 from tests.slurm_host import processes_of, slurm_host
 
 pytestmark = pytest.mark.xdist_group("slurm")
@@ -43,3 +51,110 @@ def test_a_job_runs_on_the_private_slurm_and_nothing_of_it_is_left(tmp_path):
         assert wait_for(lambda: out.read_text().strip()) == "root"
         assert any("slurmstepd" in p for p in processes_of(host.conf))
     assert processes_of(host.conf) == []  # the job cancelled, its step and the daemons gone
+
+
+# ---------------------------------------------------------------- the job script, no SLURM needed
+
+
+def job_script(root: Path, options, tls: bool = False) -> str:
+    """The job script make grade --slurm would submit for `options` (no job submitted)."""
+    from dask_jobqueue import SLURMCluster
+
+    with slurm.config_file(options.config):
+        security = dask_cluster.security(root) if tls else None
+        kwargs = slurm.cluster_kwargs(options, root, security, "127.0.0.1")
+        with SLURMCluster(**kwargs) as cluster:
+            return cluster.job_script()
+
+
+def test_a_job_is_one_single_threaded_worker_started_like_localclusters(tmp_path):
+    options = slurm.SlurmOptions(
+        partition="short", account="cs101", walltime="00:20:00", memory="3GB", cores=2
+    )
+    script = job_script(tmp_path, options)
+    header = [line for line in script.splitlines() if line.startswith("#SBATCH")]
+    assert {"#SBATCH -p short", "#SBATCH -A cs101", "#SBATCH -t 00:20:00"} <= set(header)
+    assert {"#SBATCH --mem=3G", "#SBATCH --cpus-per-task=2", "#SBATCH -n 1"} <= set(header)
+    logs = tmp_path / "build" / "slurm-logs"
+    assert f"#SBATCH -o {logs}/{slurm.JOB_NAME}-%J.out" in header  # never slurm-N.out in cwd
+    worker = script.strip().splitlines()[-1]
+    assert worker.startswith(f"{sys.executable} -m distributed.cli.dask_worker tcp://127.0.0.1:")
+    assert "--nthreads 1 " in worker and "--nanny" in worker and "--protocol" not in worker
+    assert f"--preload {dask_cluster.WORKER_PRELOAD}" in worker
+    assert "--local-directory $COURSEKIT_SCRATCH" in worker
+    # the workers' Dask settings, exported as Dask reads them back
+    exported = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in script.splitlines()
+        if line.startswith("export DASK_")
+    )
+    assert len(exported) == len(dask_cluster.WORKER_SETTINGS)
+    with dask.config.set(dask.config.collect_env(exported)):
+        for key, value in dask_cluster.WORKER_SETTINGS.items():
+            assert dask.config.get(key) == value, key
+
+
+def child_running(children: Path, command: bytes) -> int | None:
+    """The pid of a child process running `command`, once it does."""
+    for pid in children.read_text().split():
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").strip() == command:
+                return int(pid)
+    return None
+
+
+def test_the_job_scratch_is_private_and_gone_when_the_job_ends_or_is_cancelled(tmp_path):
+    prologue = "\n".join(slurm.SCRATCH_LINES)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    finished = subprocess.run(
+        ["bash", "-c", f'{prologue}\nstat -c %a "$COURSEKIT_SCRATCH"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert finished.stdout.strip() == "700"
+    cancelled = subprocess.Popen(
+        ["bash", "-c", f'{prologue}\necho "$COURSEKIT_SCRATCH"; sleep 300'],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    scratch = Path(cancelled.stdout.readline().strip())
+    assert scratch.is_dir() and scratch.parent == tmp_path
+    children = Path(f"/proc/{cancelled.pid}/task/{cancelled.pid}/children")
+    worker = wait_for(lambda: child_running(children, b"sleep 300"))
+    # as scancel does: SIGTERM to each process of the job, its worker and its shell
+    for pid in (worker, cancelled.pid):
+        os.kill(pid, signal.SIGTERM)
+    assert cancelled.wait(timeout=60) == 143
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_config_file_sets_the_rest_and_the_options_win(tmp_path):
+    config = tmp_path / "jobqueue.yaml"
+    config.write_text(
+        "jobqueue:\n  slurm:\n    queue: from-file\n    walltime: '02:00:00'\n"
+        "    job-extra-directives: ['--qos=teaching']\n"
+        "    job-script-prologue: ['module load python/3.11']\n"
+    )
+    script = job_script(tmp_path, slurm.SlurmOptions(config=config, walltime="00:05:00"))
+    lines = script.splitlines()
+    assert "#SBATCH -p from-file" in lines and "#SBATCH --qos=teaching" in lines
+    assert "#SBATCH -t 00:05:00" in lines  # the option, not the file's
+    assert lines.index("module load python/3.11") < lines.index(slurm.SCRATCH_LINES[0])
+    assert dask.config.get("jobqueue.slurm.queue") is None  # the file's settings only while used
+
+
+def test_tls_when_the_certificates_are_there_or_the_scheduler_is_not_on_loopback(tmp_path):
+    assert not slurm.needs_tls(tmp_path, "127.0.0.1") and not slurm.needs_tls(tmp_path, "localhost")
+    assert slurm.needs_tls(tmp_path, "192.0.2.1") and slurm.needs_tls(tmp_path, None)
+    with pytest.raises(dask_cluster.ClusterError, match="TLS 인증서가 없습니다"):
+        dask_cluster.security(tmp_path)
+    dask_cluster.make_certificates(tmp_path / "build" / "dask-tls", ["127.0.0.1"])
+    assert slurm.needs_tls(tmp_path, "127.0.0.1")
+    worker = job_script(tmp_path, slurm.SlurmOptions(), tls=True).strip().splitlines()[-1]
+    assert " tls://127.0.0.1:" in worker and "--protocol tls://" in worker
+    certs = tmp_path / "build" / "dask-tls"
+    assert f"--tls-ca-file {certs / 'ca.pem'}" in worker
+    assert f"--tls-cert {certs / 'node.pem'} --tls-key {certs / 'node-key.pem'}" in worker

@@ -1,0 +1,230 @@
+"""`make grade --slurm`: the grading workers as SLURM jobs (dask-jobqueue's SLURMCluster).
+
+The scheduler runs in make grade's own process, as LocalCluster's does; each
+SLURM job is one Dask worker (its nanny restarts it if a submission kills it)
+with one thread, started like LocalCluster's workers: the same Dask settings
+(dask_cluster.WORKER_SETTINGS, exported by the job script) and the grader
+imported first (dask_cluster.WORKER_PRELOAD, a Dask --preload). Each job's
+worker keeps its scratch courses in a folder of its own that `mktemp -d` makes
+(0700) on the node and the job's EXIT trap removes. The course reaches the
+workers as with --scheduler: the content-hashed plugin (cluster/bundle.py).
+
+The traffic is TLS, with the certificates of `make dask-certs`, whenever the
+scheduler's host is not on loopback (or those certificates are there); the job
+logs go to build/slurm-logs/, never slurm-N.out in the current folder. The
+jobs are cancelled (scancel) when make grade ends, whether it finished, failed,
+was interrupted (Ctrl-C) or was sent SIGTERM or SIGHUP.
+
+dask-jobqueue is imported only here, and only for --slurm. A dask-jobqueue
+config file (--slurm-config) sets the rest (jobqueue.slurm.*: job-extra-directives,
+job-script-prologue such as `module load`, scheduler-options' host or interface, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from coursekit.cluster.dask_cluster import (
+    CA_FILE,
+    ONE_TASK_PER_THREAD,
+    WORKER_PRELOAD,
+    WORKER_SETTINGS,
+    ClusterError,
+    dask_environment,
+    is_loopback,
+    security,
+    tls_folder,
+)
+
+JOB_NAME = "coursekit-grading"
+DEFAULT_MEMORY = "2GB"
+# The job's private scratch, made on the node when the job starts (the job script's shell
+# variable: dask-jobqueue writes the worker's --local-directory into the script as is).
+SCRATCH = "$COURSEKIT_SCRATCH"
+SCRATCH_LINES = (
+    'COURSEKIT_SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/coursekit-grading-XXXXXXXX")" || exit 1',
+    'chmod 700 "$COURSEKIT_SCRATCH"',
+    # scancel sends SIGTERM: the shell exits through its EXIT trap once the worker has ended
+    "trap 'rm -rf \"$COURSEKIT_SCRATCH\"' EXIT",
+    "trap 'exit 143' TERM INT HUP",
+)
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """make grade's --slurm-* options; None leaves a setting to the config file, then to
+    dask-jobqueue's defaults."""
+
+    partition: str | None = None
+    account: str | None = None
+    walltime: str | None = None  # HH:MM:SS per job
+    jobs: int = 1
+    memory: str | None = None  # per job, e.g. 2GB
+    cores: int | None = None  # CPUs SLURM gives each job (its worker grades one at a time)
+    config: Path | None = None  # a dask-jobqueue config file (YAML)
+
+
+def flat_settings(tree: dict, prefix: str = "") -> dict:
+    """A nested config file's settings as dotted keys: dask.config.set then replaces only
+    those, not whole sections (dask-jobqueue's other defaults stay)."""
+    flat = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flat_settings(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+@contextlib.contextmanager
+def config_file(path: Path | None):
+    """While it lasts, the settings of a dask-jobqueue config file (none: nothing)."""
+    import dask
+    import yaml
+
+    if path is None:
+        yield
+        return
+    try:
+        tree = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ClusterError(f"SLURM 설정 파일 {path} 을 읽지 못했습니다: {error}") from None
+    if not isinstance(tree, dict):
+        raise ClusterError(f"SLURM 설정 파일 {path} 은 YAML 사전이어야 합니다")
+    with dask.config.set(flat_settings(tree)):
+        yield
+
+
+def job_script_prologue(settings: dict) -> list[str]:
+    """The lines a job runs before its worker: the file's own (e.g. `module load`), the
+    workers' Dask settings, the private scratch."""
+    exports = [f"export {k}={shlex.quote(v)}" for k, v in dask_environment(settings).items()]
+    return [*settings_list("job-script-prologue"), *exports, *SCRATCH_LINES]
+
+
+def settings_list(name: str) -> list[str]:
+    import dask
+
+    return list(dask.config.get(f"jobqueue.slurm.{name}", None) or [])
+
+
+def scheduler_host() -> str | None:
+    """The host the scheduler listens on: the config's scheduler-options host, else (no
+    interface named either) this machine's name, which compute nodes resolve."""
+    import dask
+
+    options = dask.config.get("jobqueue.slurm.scheduler-options", None) or {}
+    if options.get("host"):
+        return options["host"]
+    if options.get("interface") or dask.config.get("jobqueue.slurm.interface", None):
+        return None  # an interface's address: taken as not loopback
+    return socket.getfqdn()
+
+
+def on_loopback(host: str | None) -> bool:
+    """Whether every address `host` resolves to is a loopback one."""
+    if host is None:
+        return False
+    if is_loopback(host):
+        return True
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return bool(found) and all(is_loopback(address) for address in found)
+
+
+def needs_tls(root: Path, host: str | None) -> bool:
+    folder = tls_folder(root)
+    return not on_loopback(host) or (folder / CA_FILE).is_file()
+
+
+def cluster_kwargs(options: SlurmOptions, root: Path, tls=None, host: str | None = None) -> dict:
+    """SLURMCluster's arguments: one single-threaded worker per job, started as
+    LocalCluster's are, logs under build/, the scheduler in this process on `host`."""
+    import dask
+
+    log_directory = dask.config.get("jobqueue.slurm.log-directory", None)
+    scheduler_options = {
+        **(dask.config.get("jobqueue.slurm.scheduler-options", None) or {}),
+        "port": 0,
+        "dashboard_address": "127.0.0.1:0",  # /health on loopback, no dashboard page
+    }
+    if host is not None:
+        scheduler_options["host"] = host
+    kwargs = {
+        "queue": options.partition,
+        "account": options.account,
+        "walltime": options.walltime,
+        "job_cpu": options.cores,
+        "job_name": JOB_NAME,
+        # one notebook at a time per worker (autograde changes folder), as LocalCluster's
+        "cores": 1,
+        "processes": 1,
+        "nanny": True,
+        "memory": options.memory or dask.config.get("jobqueue.slurm.memory", None),
+        "python": sys.executable,  # the same environment on every node (README)
+        "local_directory": SCRATCH,
+        "worker_extra_args": [*settings_list("worker-extra-args"), "--preload", WORKER_PRELOAD],
+        "job_script_prologue": job_script_prologue(WORKER_SETTINGS),
+        "log_directory": str(log_directory or Path(root) / "build" / "slurm-logs"),
+        "scheduler_options": scheduler_options,
+    }
+    if not kwargs["memory"]:
+        kwargs["memory"] = DEFAULT_MEMORY
+    if tls is not None:
+        kwargs["security"] = tls
+        kwargs["protocol"] = "tls://"
+    return {key: value for key, value in kwargs.items() if value is not None}
+
+
+def slurm_cluster(options: SlurmOptions, root: Path):
+    """A SLURMCluster with `options.jobs` jobs submitted (sbatch's refusal raised here as a
+    ClusterError). Call inside config_file() and ONE_TASK_PER_THREAD's settings."""
+    from dask_jobqueue import SLURMCluster
+
+    host = scheduler_host()
+    tls = security(root) if needs_tls(root, host) else None
+    try:
+        return SLURMCluster(n_workers=options.jobs, **cluster_kwargs(options, root, tls, host))
+    except RuntimeError as error:  # sbatch failed: its own words
+        raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: {error}") from None
+
+
+@contextlib.contextmanager
+def ended_by_signals(signals=(signal.SIGTERM, signal.SIGHUP)):
+    """While it lasts, SIGTERM and SIGHUP end make grade as Ctrl-C does (a SystemExit
+    through every `finally`), so the jobs are cancelled: not a process gone with its
+    jobs left running until their walltime."""
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    before = {number: signal.signal(number, stop) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def client_for(root: Path, options: SlurmOptions):
+    """A distributed Client of a SLURMCluster; its jobs cancelled however this ends."""
+    import dask
+    from distributed import Client
+
+    with ended_by_signals(), config_file(options.config), dask.config.set(ONE_TASK_PER_THREAD):
+        cluster = slurm_cluster(options, root)
+        try:
+            with Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
