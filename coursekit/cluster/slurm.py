@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,8 +190,12 @@ def cluster_kwargs(options: SlurmOptions, root: Path, tls=None, host: str | None
 def slurm_cluster(options: SlurmOptions, root: Path):
     """A SLURMCluster with `options.jobs` jobs submitted (sbatch's refusal raised here as a
     ClusterError). Call inside config_file() and ONE_TASK_PER_THREAD's settings."""
-    from dask_jobqueue import SLURMCluster
-
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise ClusterError(
+            "--slurm 에는 dask-jobqueue 가 필요합니다 (pip install 'coursekit[slurm]')."
+        ) from None
     host = scheduler_host()
     tls = security(root) if needs_tls(root, host) else None
     try:
@@ -221,10 +227,17 @@ def client_for(root: Path, options: SlurmOptions):
     import dask
     from distributed import Client
 
-    with ended_by_signals(), config_file(options.config), dask.config.set(ONE_TASK_PER_THREAD):
-        cluster = slurm_cluster(options, root)
-        try:
-            with Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
+    # The scheduler's scratch (Dask's lock files) in a folder only this user can enter, as
+    # LocalCluster's: not a shared /tmp/dask-scratch-space another account made first.
+    private = tempfile.mkdtemp(prefix="coursekit-scheduler-")
+    settings = {**ONE_TASK_PER_THREAD, "temporary-directory": private}
+    try:
+        with ended_by_signals(), config_file(options.config), dask.config.set(settings):
+            cluster = slurm_cluster(options, root)
+            try:
+                with Client(cluster) as client:
+                    yield client
+            finally:
+                cluster.close()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
