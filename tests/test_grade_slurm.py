@@ -2,7 +2,14 @@
 (tests/slurm_host.py).
 
 The private SLURM itself first: a batch job runs on its one node, and when the
-host is torn down no job, job step or daemon of it is left.
+host is torn down no job, job step or daemon of it is left. Then the class of
+tests/test_grade_cluster.py (five learners, one late, one with an extension) is
+graded by stock `nbgrader autograde` and by `python -m coursekit grade --slurm`
+as README's *Past one machine* runs it (two jobs, TLS with make dask-certs'
+certificates, a dask-jobqueue config file), one job `scancel`led once the first
+submission is graded: the gradebooks are equal, a rerun grades nothing, and no
+job, job step, worker or job scratch is left. make grade sent SIGTERM cancels
+its jobs too. Last, the job script unit by unit, without SLURM.
 """
 
 from __future__ import annotations
@@ -18,8 +25,10 @@ from pathlib import Path
 import dask
 import pytest
 
-from coursekit.cluster import dask_cluster, slurm
+from coursekit.authoring.release import venv_environment
+from coursekit.cluster import dask_cluster, gradebook, slurm
 from tests.slurm_host import processes_of, slurm_host
+from tests.test_grade_cluster import build_class, ledger
 
 pytestmark = pytest.mark.xdist_group("slurm")
 
@@ -51,6 +60,163 @@ def test_a_job_runs_on_the_private_slurm_and_nothing_of_it_is_left(tmp_path):
         assert wait_for(lambda: out.read_text().strip()) == "root"
         assert any("slurmstepd" in p for p in processes_of(host.conf))
     assert processes_of(host.conf) == []  # the job cancelled, its step and the daemons gone
+
+
+# ---------------------------------------------------------------- a class graded on SLURM
+
+# The daemons tests/slurm_host.py starts (slurmctld forks slurmscriptd): what may be left
+# while the host is up.
+DAEMONS = ("munged ", "slurmctld ", "slurmd ", ": slurmscriptd")
+# README's university-cluster recipe, on this host's partition.
+CONFIG = """\
+jobqueue:
+  slurm:
+    death-timeout: 120
+    job-extra-directives: ["--nodes=1"]
+"""
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    with slurm_host(tmp_path_factory.mktemp("slurm")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory):
+    course = build_class(tmp_path_factory.mktemp("stock"))
+    course.autograde(course.assignments()[0])
+    return course
+
+
+@pytest.fixture(scope="module")
+def slurm_run(tmp_path_factory, host):
+    """The class, its certificates, config file and job scratch folder, and how make grade
+    --slurm is started on it."""
+    course = build_class(tmp_path_factory.mktemp("class"))
+    certs = tmp_path_factory.mktemp("certs")
+    dask_cluster.make_certificates(certs, ["127.0.0.1", "localhost", host.node])
+    config = tmp_path_factory.mktemp("config") / "jobqueue.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    scratch = tmp_path_factory.mktemp("job-tmp")
+    command = [sys.executable, "-m", "coursekit", "grade", "--root", str(course.root)]
+    command += ["--slurm", "--slurm-partition", host.partition, "--slurm-account", "cs101"]
+    command += ["--slurm-walltime", "00:30:00", "--slurm-jobs", "2", "--slurm-memory", "2GB"]
+    command += ["--slurm-config", str(config)]
+    env = {
+        **venv_environment(),
+        "SLURM_CONF": str(host.conf),
+        "COURSE_DASK_TLS_DIR": str(certs),
+        "TMPDIR": str(scratch),  # where each job's mktemp -d scratch is made
+    }
+    return course, command, env, scratch
+
+
+def grade(slurm_run, *extra: str, **popen) -> subprocess.Popen:
+    course, command, env, _ = slurm_run
+    return subprocess.Popen(
+        [*command, *extra],
+        cwd=course.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+
+
+def left_of(host) -> list[str]:
+    return [p for p in processes_of(host.conf) if not p.split(" ", 1)[1].startswith(DAEMONS)]
+
+
+@pytest.fixture(scope="module")
+def graded(host, slurm_run):
+    course = slurm_run[0]
+    run = grade(slurm_run)
+    lines, cancelled = [], None
+    for line in run.stdout:
+        lines.append(line)
+        if line.startswith("[1/5]") and cancelled is None:
+            cancelled = host.jobs()[0]  # half way: its worker's task goes to the other job
+            host.run("scancel", cancelled[0])
+    stderr = run.stderr.read()
+    returncode = run.wait(timeout=900)
+    after = {"jobs": wait_for_no_jobs(host), "left": left_of(host)}
+    before = ledger(course)
+    again = grade(slurm_run)
+    again_out, again_err = again.communicate(timeout=900)
+    after_again = {"jobs": wait_for_no_jobs(host), "left": left_of(host)}
+    return {
+        "returncode": returncode,
+        "stdout": "".join(lines),
+        "stderr": stderr,
+        "cancelled": cancelled,
+        "after": after,
+        "ledger": before,
+        "again": (again.returncode, again_out, again_err),
+        "after_again": after_again,
+    }
+
+
+def wait_for_no_jobs(host) -> list:
+    """SLURM's jobs once none is left (a cancelled job is COMPLETING for a moment), or
+    those still there at the deadline."""
+    end = time.monotonic() + JOB_DEADLINE
+    while host.jobs() and time.monotonic() < end:
+        time.sleep(0.5)
+    return host.jobs()
+
+
+def test_slurm_grades_the_stock_gradebook_with_a_job_cancelled_half_way(stock, graded, slurm_run):
+    course = slurm_run[0]
+    assert graded["returncode"] == 0, graded["stdout"][-3000:] + graded["stderr"][-3000:]
+    assert graded["cancelled"] is not None and graded["cancelled"][1] == slurm.JOB_NAME
+    assert "SLURM 작업 2개의 작업자" in graded["stdout"] and "[5/5]" in graded["stdout"]
+    assert gradebook.dump(course.db_url, course.course_id) == gradebook.dump(
+        stock.db_url, stock.course_id
+    )
+    assignment = stock.assignments()[0]
+    for student in stock.scores(assignment):
+        assert course.autograded_errors(student, assignment) == stock.autograded_errors(
+            student, assignment
+        )
+    # the same progress bar and per-worker summary as a LocalCluster's, over TLS
+    assert "5/5" in graded["stderr"] and "드라이버 기록 비용" in graded["stdout"]
+    assert "작업자 tls://" in graded["stdout"], graded["stdout"][-2000:]
+    assert "worker-saturation" not in graded["stderr"]
+
+
+def test_no_job_worker_or_scratch_is_left_and_the_logs_are_under_build(graded, slurm_run):
+    course, _, _, scratch = slurm_run
+    assert graded["after"] == {"jobs": [], "left": []}
+    assert graded["after_again"] == {"jobs": [], "left": []}
+    assert list(scratch.iterdir()) == []  # every job's EXIT trap removed its scratch
+    logs = sorted(p.name for p in (course.root / "build" / "slurm-logs").iterdir())
+    assert any(name.endswith(".err") for name in logs), logs
+    assert not list(course.root.glob("slurm-*.out"))
+
+
+def test_a_rerun_on_slurm_grades_nothing_new(graded, slurm_run):
+    returncode, stdout, stderr = graded["again"]
+    assert returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert "5개는 건너뛰었습니다" in stdout
+    assert len(graded["ledger"]) == 5 and ledger(slurm_run[0]) == graded["ledger"]
+
+
+def test_make_grade_sent_sigterm_cancels_its_jobs(host, graded, slurm_run):
+    run = grade(slurm_run, "--regrade")
+
+    def running():
+        """make grade's jobs running"""
+        return [job for job in host.jobs() if job[2] == "RUNNING"]
+
+    try:
+        assert len(wait_for(running, 300)) >= 1
+    finally:
+        run.send_signal(signal.SIGTERM)
+        stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 128 + signal.SIGTERM, stdout[-2000:] + stderr[-2000:]
+    assert wait_for_no_jobs(host) == [] and left_of(host) == []
 
 
 # ---------------------------------------------------------------- the job script, no SLURM needed
