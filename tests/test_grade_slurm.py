@@ -5,17 +5,19 @@ The private SLURM itself first: a batch job runs on its one node, and when the
 host is torn down no job, job step or daemon of it is left. Then the class of
 tests/test_grade_cluster.py (five learners, one late, one with an extension) is
 graded by stock `nbgrader autograde` and by `python -m coursekit grade --slurm`
-as README's *Past one machine* runs it (two jobs, TLS with make dask-certs'
-certificates, a dask-jobqueue config file), one job `scancel`led once the first
-submission is graded: the gradebooks are equal, a rerun grades nothing, and no
-job, job step, worker or job scratch is left. make grade sent SIGTERM cancels
-its jobs too. Last, the job script unit by unit, without SLURM.
+as README's *Past one machine* runs it (its recipe read from README: two jobs,
+an account, a walltime, a dask-jobqueue config file; TLS with make dask-certs'
+certificates), one job `scancel`led once the first submission is graded: the
+gradebooks are equal, a rerun grades nothing, and no job, job step, worker or
+job scratch is left. make grade sent SIGTERM cancels its jobs too. Last, the job
+script unit by unit, without SLURM.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -67,13 +69,22 @@ def test_a_job_runs_on_the_private_slurm_and_nothing_of_it_is_left(tmp_path):
 # The daemons tests/slurm_host.py starts (slurmctld forks slurmscriptd): what may be left
 # while the host is up.
 DAEMONS = ("munged ", "slurmctld ", "slurmd ", ": slurmscriptd")
-# README's university-cluster recipe, on this host's partition.
-CONFIG = """\
-jobqueue:
-  slurm:
-    death-timeout: 120
-    job-extra-directives: ["--nodes=1"]
-"""
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_recipe() -> tuple[list[str], str]:
+    """README's university-cluster recipe: make grade's ARGS, and the config file its
+    printf writes (jobqueue.yaml, in the course root)."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("**On a university's SLURM cluster**", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("\n```", 1)[0].replace("\\\n", " ")
+    lines = block.splitlines()
+    printf = next(line for line in lines if line.startswith("printf "))
+    command, _, target = printf.rpartition(" > ")
+    assert target.strip() == "jobqueue.yaml", printf
+    config = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
+    make_grade = shlex.split(next(line for line in lines if line.startswith("make grade ")))
+    return shlex.split(make_grade[2].removeprefix("ARGS=")), config.stdout
 
 
 @pytest.fixture(scope="module")
@@ -96,13 +107,11 @@ def slurm_run(tmp_path_factory, host):
     course = build_class(tmp_path_factory.mktemp("class"))
     certs = tmp_path_factory.mktemp("certs")
     dask_cluster.make_certificates(certs, ["127.0.0.1", "localhost", host.node])
-    config = tmp_path_factory.mktemp("config") / "jobqueue.yaml"
-    config.write_text(CONFIG, encoding="utf-8")
+    args, config = readme_recipe()
+    assert args[args.index("--slurm-partition") + 1] == host.partition
+    (course.root / "jobqueue.yaml").write_text(config, encoding="utf-8")
     scratch = tmp_path_factory.mktemp("job-tmp")
-    command = [sys.executable, "-m", "coursekit", "grade", "--root", str(course.root)]
-    command += ["--slurm", "--slurm-partition", host.partition, "--slurm-account", "cs101"]
-    command += ["--slurm-walltime", "00:30:00", "--slurm-jobs", "2", "--slurm-memory", "2GB"]
-    command += ["--slurm-config", str(config)]
+    command = [sys.executable, "-m", "coursekit", "grade", "--root", str(course.root), *args]
     env = {
         **venv_environment(),
         "SLURM_CONF": str(host.conf),
