@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent  # the Makefile's folder
 COMMANDS = ("munged", "mungekey", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scancel")
 PARTITION = "grading"
 # Far beyond the 1.2-1.4 s the node takes to be idle here; a deadline, not a measurement.
@@ -78,7 +79,9 @@ def install() -> None:
         return
     if os.geteuid() != 0:
         pytest.skip("SLURM is not installed and installing it (make slurm) needs root")
-    done = subprocess.run(["make", "--no-print-directory", "slurm"], capture_output=True, text=True)
+    done = subprocess.run(
+        ["make", "-C", str(ROOT), "--no-print-directory", "slurm"], capture_output=True, text=True
+    )
     missing = [c for c in COMMANDS if not shutil.which(c)]
     if done.returncode != 0 or missing:
         pytest.skip(f"SLURM could not be installed (make slurm): {done.stderr.strip()[-500:]}")

@@ -29,6 +29,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +214,9 @@ def ended_by_signals(signals=(signal.SIGTERM, signal.SIGHUP)):
     def stop(signum, frame):
         raise SystemExit(128 + signum)
 
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; its own handlers stand
+        return
     before = {number: signal.signal(number, stop) for number in signals}
     try:
         yield
