@@ -9,8 +9,8 @@ as README's *Past one machine* runs it (its recipe read from README: two jobs,
 an account, a walltime, a dask-jobqueue config file; TLS with make dask-certs'
 certificates), one job `scancel`led once the first submission is graded: the
 gradebooks are equal, a rerun grades nothing, and no job, job step, worker or
-job scratch is left. make grade sent SIGTERM cancels its jobs too. Last, the job
-script unit by unit, without SLURM.
+job scratch is left. make grade stopped (SIGTERM, Ctrl-C) or refused by sbatch
+leaves no job either. Last, the job script unit by unit, without SLURM.
 """
 
 from __future__ import annotations
@@ -212,8 +212,20 @@ def test_a_rerun_on_slurm_grades_nothing_new(graded, slurm_run):
     assert len(graded["ledger"]) == 5 and ledger(slurm_run[0]) == graded["ledger"]
 
 
-def test_make_grade_sent_sigterm_cancels_its_jobs(host, graded, slurm_run):
-    run = grade(slurm_run, "--regrade")
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(
+    ("stop", "returncode"),
+    # Ctrl-C: Python's KeyboardInterrupt, through every finally, then its own exit by SIGINT
+    [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, -signal.SIGINT)],
+    ids=["SIGTERM", "Ctrl-C"],
+)
+def test_make_grade_stopped_cancels_its_jobs(host, graded, slurm_run, stop, returncode):
+    # as from a terminal: a process started in the background (this pytest, maybe) has
+    # SIGINT ignored, and Python then raises no KeyboardInterrupt
+    run = grade(slurm_run, "--regrade", preexec_fn=default_sigint)
 
     def running():
         """make grade's jobs running"""
@@ -222,9 +234,17 @@ def test_make_grade_sent_sigterm_cancels_its_jobs(host, graded, slurm_run):
     try:
         assert len(wait_for(running, 300)) >= 1
     finally:
-        run.send_signal(signal.SIGTERM)
+        run.send_signal(stop)
         stdout, stderr = run.communicate(timeout=300)
-    assert run.returncode == 128 + signal.SIGTERM, stdout[-2000:] + stderr[-2000:]
+    assert run.returncode == returncode, stdout[-2000:] + stderr[-2000:]
+    assert wait_for_no_jobs(host) == [] and left_of(host) == []
+
+
+def test_jobs_slurm_refuses_are_said_plainly_and_none_is_left(host, graded, slurm_run):
+    run = grade(slurm_run, "--regrade", "--slurm-partition", "no-such-partition")
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 3, stdout[-2000:] + stderr[-2000:]
+    assert "SLURM 작업을 제출하지 못했습니다" in stderr and "no-such-partition" in stderr, stderr
     assert wait_for_no_jobs(host) == [] and left_of(host) == []
 
 
@@ -233,12 +253,12 @@ def test_make_grade_sent_sigterm_cancels_its_jobs(host, graded, slurm_run):
 
 def job_script(root: Path, options, tls: bool = False) -> str:
     """The job script make grade --slurm would submit for `options` (no job submitted)."""
-    from dask_jobqueue import SLURMCluster
+    cluster_class = slurm.slurm_cluster_class()
 
     with slurm.config_file(options.config):
         security = dask_cluster.security(root) if tls else None
         kwargs = slurm.cluster_kwargs(options, root, security, "127.0.0.1")
-        with SLURMCluster(**kwargs) as cluster:
+        with cluster_class(**kwargs) as cluster:
             return cluster.job_script()
 
 
@@ -282,13 +302,15 @@ def test_the_job_scratch_is_private_and_gone_when_the_job_ends_or_is_cancelled(t
     prologue = "\n".join(slurm.SCRATCH_LINES)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     finished = subprocess.run(
-        ["bash", "-c", f'{prologue}\nstat -c %a "$COURSEKIT_SCRATCH"'],
+        ["bash", "-c", f'{prologue}\nstat -c %a "$COURSEKIT_SCRATCH"; echo "$TMPDIR"'],
         env=env,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert finished.stdout.strip() == "700"
+    mode, job_tmp = finished.stdout.split()
+    assert mode == "700" and Path(job_tmp).parent == tmp_path  # the job's TMPDIR is its scratch
+    assert list(tmp_path.iterdir()) == []  # and gone once the job ended
     cancelled = subprocess.Popen(
         ["bash", "-c", f'{prologue}\necho "$COURSEKIT_SCRATCH"; sleep 300'],
         env=env,
@@ -333,3 +355,27 @@ def test_tls_when_the_certificates_are_there_or_the_scheduler_is_not_on_loopback
     certs = tmp_path / "build" / "dask-tls"
     assert f"--tls-ca-file {certs / 'ca.pem'}" in worker
     assert f"--tls-cert {certs / 'node.pem'} --tls-key {certs / 'node-key.pem'}" in worker
+
+
+CTRL_C_AFTER = """
+import signal, sys
+{imports}
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_importing_dask_jobqueue_through_slurm_leaves_ctrl_c_alone():
+    """dask_jobqueue.runner makes SIGINT a sys.exit() (status 0) when imported."""
+
+    def ctrl_c_is_pythons(imports: str) -> bool:
+        code = CTRL_C_AFTER.format(imports=imports)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip() == "True"
+
+    assert ctrl_c_is_pythons("signal.signal(signal.SIGINT, signal.default_int_handler)")
+    bare = "signal.signal(signal.SIGINT, signal.default_int_handler)\nimport dask_jobqueue"
+    assert not ctrl_c_is_pythons(bare)
+    through = "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    through += "from coursekit.cluster import slurm\nslurm.slurm_cluster_class()"
+    assert ctrl_c_is_pythons(through)

@@ -27,9 +27,11 @@ import shlex
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,9 @@ SCRATCH = "$COURSEKIT_SCRATCH"
 SCRATCH_LINES = (
     'COURSEKIT_SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/coursekit-grading-XXXXXXXX")" || exit 1',
     'chmod 700 "$COURSEKIT_SCRATCH"',
+    # the kernels' connection files and every other temporary file of the job in it too,
+    # so a worker killed half way (scancel, walltime) leaves nothing after the trap
+    'export TMPDIR="$COURSEKIT_SCRATCH"',
     # scancel sends SIGTERM: the shell exits through its EXIT trap once the worker has ended
     "trap 'rm -rf \"$COURSEKIT_SCRATCH\"' EXIT",
     "trap 'exit 143' TERM INT HUP",
@@ -189,20 +194,73 @@ def cluster_kwargs(options: SlurmOptions, root: Path, tls=None, host: str | None
 
 
 def slurm_cluster(options: SlurmOptions, root: Path):
-    """A SLURMCluster with `options.jobs` jobs submitted (sbatch's refusal raised here as a
-    ClusterError). Call inside config_file() and ONE_TASK_PER_THREAD's settings."""
+    """A SLURMCluster with `options.jobs` jobs submitted; sbatch's refusal is a ClusterError
+    in its own words (dask-jobqueue only logs it, and the class would wait for workers
+    that never come). Call inside config_file() and ONE_TASK_PER_THREAD's settings."""
+    SLURMCluster = slurm_cluster_class()
+    host = scheduler_host()
+    tls = security(root) if needs_tls(root, host) else None
+    cluster = SLURMCluster(n_workers=0, **cluster_kwargs(options, root, tls, host))
+    try:
+        check_submittable(cluster.job_script())
+        cluster.scale(jobs=options.jobs)
+        wait_submitted(cluster, options.jobs)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+def slurm_cluster_class():
+    """dask_jobqueue.SLURMCluster, imported with this process's Ctrl-C left as it was:
+    dask_jobqueue.runner, on import, makes SIGINT a sys.exit() (exit status 0, a class
+    interrupted would look graded)."""
+    before = signal.getsignal(signal.SIGINT)
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
         raise ClusterError(
             "--slurm 에는 dask-jobqueue 가 필요합니다 (pip install 'coursekit[slurm]')."
         ) from None
-    host = scheduler_host()
-    tls = security(root) if needs_tls(root, host) else None
-    try:
-        return SLURMCluster(n_workers=options.jobs, **cluster_kwargs(options, root, tls, host))
-    except RuntimeError as error:  # sbatch failed: its own words
-        raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: {error}") from None
+    finally:
+        if threading.current_thread() is threading.main_thread() and before is not None:
+            signal.signal(signal.SIGINT, before)
+    return SLURMCluster
+
+
+def check_submittable(script: str) -> None:
+    """`sbatch --test-only` of the job script: SLURM's verdict, no job submitted."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", prefix="coursekit-job-") as file:
+        file.write(script)
+        file.flush()
+        try:
+            done = subprocess.run(
+                ["sbatch", "--test-only", file.name], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: sbatch: {error}") from None
+    if done.returncode != 0:
+        said = " ".join(line.strip() for line in done.stderr.splitlines() if line.strip())
+        raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: {said or done.returncode}")
+
+
+# A deadline for sbatch to answer for every job, not a measurement (it answers at once).
+SUBMIT_DEADLINE = 120
+
+
+def wait_submitted(cluster, jobs: int) -> None:
+    """Until each of the `jobs` jobs has its SLURM job id."""
+    end = time.monotonic() + SUBMIT_DEADLINE
+    while True:
+        submitted = [job for job in cluster.workers.values() if getattr(job, "job_id", None)]
+        if len(submitted) >= jobs:
+            return
+        if time.monotonic() > end:
+            raise ClusterError(
+                f"SLURM 작업 {jobs}개 중 {len(submitted)}개만 제출되었습니다 "
+                f"({SUBMIT_DEADLINE} s 안에; sbatch 를 직접 실행해 이유를 확인하세요)."
+            )
+        time.sleep(0.1)
 
 
 @contextlib.contextmanager
