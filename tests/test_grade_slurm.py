@@ -21,6 +21,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +37,8 @@ pytestmark = pytest.mark.xdist_group("slurm")
 
 # A deadline for a job to run, far beyond the second it takes; not a measurement.
 JOB_DEADLINE = 60
+# And for make grade to grade the class: it takes 45-130 s here.
+GRADING_DEADLINE = 900
 
 
 def wait_for(condition, seconds: float = JOB_DEADLINE):
@@ -134,6 +137,17 @@ def grade(slurm_run, *extra: str, **popen) -> subprocess.Popen:
     )
 
 
+def finish(run: subprocess.Popen, seconds: float) -> tuple[str, str]:
+    """What a make grade said once it ended; killed when it has not within `seconds`,
+    so a hung run fails its test and outlives no test."""
+    try:
+        return run.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        run.communicate()
+        raise
+
+
 def left_of(host) -> list[str]:
     return [p for p in processes_of(host.conf) if not p.split(" ", 1)[1].startswith(DAEMONS)]
 
@@ -143,17 +157,23 @@ def graded(host, slurm_run):
     course = slurm_run[0]
     run = grade(slurm_run)
     lines, cancelled = [], None
-    for line in run.stdout:
-        lines.append(line)
-        if line.startswith("[1/5]") and cancelled is None:
-            cancelled = host.jobs()[0]  # half way: its worker's task goes to the other job
-            host.run("scancel", cancelled[0])
-    stderr = run.stderr.read()
-    returncode = run.wait(timeout=900)
+    deadline = threading.Timer(GRADING_DEADLINE, run.kill)  # a hung run fails, not hangs
+    deadline.start()
+    try:
+        for line in run.stdout:
+            lines.append(line)
+            if line.startswith("[1/5]") and cancelled is None:
+                cancelled = host.jobs()[0]  # half way: its worker's task goes to the other job
+                host.run("scancel", cancelled[0])
+        stderr = run.stderr.read()
+        run.wait()
+    finally:
+        deadline.cancel()
+    returncode = run.returncode
     after = {"jobs": wait_for_no_jobs(host), "left": left_of(host)}
     before = ledger(course)
     again = grade(slurm_run)
-    again_out, again_err = again.communicate(timeout=900)
+    again_out, again_err = finish(again, GRADING_DEADLINE)
     after_again = {"jobs": wait_for_no_jobs(host), "left": left_of(host)}
     return {
         "returncode": returncode,
@@ -239,14 +259,14 @@ def test_make_grade_stopped_cancels_its_jobs(host, graded, slurm_run, stop, retu
         assert len(wait_for(running, 300)) >= 1
     finally:
         run.send_signal(stop)
-        stdout, stderr = run.communicate(timeout=300)
+        stdout, stderr = finish(run, 300)
     assert run.returncode == returncode, stdout[-2000:] + stderr[-2000:]
     assert wait_for_no_jobs(host) == [] and left_of(host) == []
 
 
 def test_jobs_slurm_refuses_are_said_plainly_and_none_is_left(host, graded, slurm_run):
     run = grade(slurm_run, "--regrade", "--slurm-partition", "no-such-partition")
-    stdout, stderr = run.communicate(timeout=300)
+    stdout, stderr = finish(run, 300)
     assert run.returncode == 3, stdout[-2000:] + stderr[-2000:]
     assert "SLURM 작업을 제출하지 못했습니다" in stderr and "no-such-partition" in stderr, stderr
     assert wait_for_no_jobs(host) == [] and left_of(host) == []
