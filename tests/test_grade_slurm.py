@@ -272,6 +272,18 @@ def test_jobs_slurm_refuses_are_said_plainly_and_none_is_left(host, graded, slur
     assert wait_for_no_jobs(host) == [] and left_of(host) == []
 
 
+def test_jobs_that_end_without_a_worker_are_said_plainly(host, graded, slurm_run, tmp_path):
+    """A node where the worker cannot start (here: the job script exits first) stops make
+    grade with the logs' folder, not a class waiting for workers."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("jobqueue:\n  slurm:\n    job-script-prologue: ['exit 1']\n")
+    run = grade(slurm_run, "--regrade", "--slurm-config", str(broken))
+    stdout, stderr = finish(run, 300)
+    assert run.returncode == 3, stdout[-2000:] + stderr[-2000:]
+    assert "작업자 하나 없이 끝났습니다" in stderr and "slurm-logs" in stderr, stderr[-2000:]
+    assert wait_for_no_jobs(host) == [] and left_of(host) == []
+
+
 # ---------------------------------------------------------------- the job script, no SLURM needed
 
 

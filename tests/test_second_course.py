@@ -8,8 +8,9 @@ Then, from that folder (the environment's bin/ first on PATH, as `make` sets
 it), the cycle with the installed `coursekit` and stock `nbgrader` commands:
 release, learners' fetch and submit through the exchange, collect, `coursekit
 grade`, `nbgrader generate_feedback`, `coursekit report`, `coursekit export`.
-The machinery still speaks Korean (its gettext slice comes later): the
-assertions read the course's own English texts.
+The course runs twice, in each language coursekit speaks (`c.CourseKit.language`):
+the assertions read the course's own English texts, which no language changes,
+and in `en` make grade's lines and the TA report's table and CSV hold no Hangul.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ import pytest
 
 from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
+from coursekit.core import messages
 from coursekit.core.course import CourseKit
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.harness import CourseHarness
 from tests.authored_notebooks import nbgrader_cell, python_notebook
+from tests.test_messages import HANGUL
 
 pytestmark = pytest.mark.xdist_group("second_course")
 
@@ -60,6 +63,7 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 c.Exchange.root = os.path.join(HERE, "exchange")
 
+c.CourseKit.language = "{language}"
 c.CourseKit.timezone = "Europe/Berlin"
 c.CourseKit.solutions_package = "refs"
 c.CourseKit.checks_package = "checks"
@@ -192,10 +196,10 @@ def source_notebook() -> nbformat.NotebookNode:
     )
 
 
-def write_course(root: Path) -> None:
+def write_course(root: Path, language: str) -> None:
     """The whole second course: the only files its author writes."""
     files = {
-        "nbgrader_config.py": CONFIG,
+        "nbgrader_config.py": CONFIG.replace("{language}", language),
         "refs/__init__.py": "",
         f"refs/{ASSIGNMENT}.py": REFERENCE,
         "checks/__init__.py": "",
@@ -221,11 +225,11 @@ def command(root: Path, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """The second course after its whole cycle, from nothing."""
-    root = tmp_path_factory.mktemp("second-course")
-    write_course(root)
+@pytest.fixture(scope="module", params=messages.LANGUAGES)
+def course(request, tmp_path_factory):
+    """The second course after its whole cycle, from nothing, in each language."""
+    root = tmp_path_factory.mktemp(f"second-course-{request.param}")
+    write_course(root, request.param)
     harness = CourseHarness(root)
     command(root, "coursekit", "release", ASSIGNMENT)
     command(root, "nbgrader", "release_assignment", ASSIGNMENT, "--force")
@@ -332,3 +336,21 @@ def test_the_canvas_export_has_one_row_per_learner_with_their_points(course):
     assert float(possible[column]) == 3
     points = {row[header.index("SIS Login ID")]: float(row[column]) for row in learners}
     assert points == {"alice@uni.test": 3, "bob@uni.test": 1}, table
+
+
+def test_make_grade_and_the_report_speak_the_courses_language(course):
+    """In en not one line of make grade or of the TA report's table and CSV holds Hangul;
+    in ko each of them speaks Korean (so the en run's check can fail)."""
+    harness, graded, report = course
+    english = harness.kit.language == "en"
+    table = (harness.root / "reports" / f"{ASSIGNMENT}.csv").read_text(encoding="utf-8")
+    for name, text in {
+        "make grade's lines": graded.stdout + graded.stderr,
+        "the report's table": report.stdout + report.stderr,
+        "the report's CSV": table,
+    }.items():
+        korean = [line for line in text.splitlines() if HANGUL.search(line)]
+        assert not korean if english else korean, (name, korean or text[-2000:])
+    if english:
+        assert "Graded: 2/2 submissions" in graded.stdout, graded.stdout
+        assert "2 learners" in report.stdout, report.stdout

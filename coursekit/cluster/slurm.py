@@ -46,6 +46,7 @@ from coursekit.cluster.dask_cluster import (
     security,
     tls_folder,
 )
+from coursekit.core.messages import _
 
 JOB_NAME = "coursekit-grading"
 DEFAULT_MEMORY = "2GB"
@@ -103,9 +104,12 @@ def config_file(path: Path | None):
     try:
         tree = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as error:
-        raise ClusterError(f"SLURM 설정 파일 {path} 을 읽지 못했습니다: {error}") from None
+        raise ClusterError(
+            _("Could not read the SLURM config file {path}: {error}").format(path=path, error=error)
+        ) from None
     if not isinstance(tree, dict):
-        raise ClusterError(f"SLURM 설정 파일 {path} 은 YAML 사전이어야 합니다")
+        message = _("The SLURM config file {path} must be a YAML mapping")
+        raise ClusterError(message.format(path=path))
     with dask.config.set(flat_settings(tree)):
         yield
 
@@ -219,9 +223,8 @@ def slurm_cluster_class():
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
-        raise ClusterError(
-            "--slurm 에는 dask-jobqueue 가 필요합니다 (pip install 'coursekit[slurm]')."
-        ) from None
+        message = _("--slurm needs dask-jobqueue (pip install 'coursekit[slurm]').")
+        raise ClusterError(message) from None
     finally:
         if threading.current_thread() is threading.main_thread() and before is not None:
             signal.signal(signal.SIGINT, before)
@@ -238,10 +241,14 @@ def check_submittable(script: str) -> None:
                 ["sbatch", "--test-only", file.name], capture_output=True, text=True, timeout=60
             )
         except (OSError, subprocess.TimeoutExpired) as error:
-            raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: sbatch: {error}") from None
+            raise ClusterError(not_submitted(f"sbatch: {error}")) from None
     if done.returncode != 0:
         said = " ".join(line.strip() for line in done.stderr.splitlines() if line.strip())
-        raise ClusterError(f"SLURM 작업을 제출하지 못했습니다: {said or done.returncode}")
+        raise ClusterError(not_submitted(said or str(done.returncode)))
+
+
+def not_submitted(reason: str) -> str:
+    return _("Could not submit the SLURM jobs: {reason}").format(reason=reason)
 
 
 # A deadline for sbatch to answer for every job, not a measurement (it answers at once).
@@ -257,10 +264,38 @@ def wait_submitted(cluster, jobs: int) -> None:
             return
         if time.monotonic() > end:
             raise ClusterError(
-                f"SLURM 작업 {jobs}개 중 {len(submitted)}개만 제출되었습니다 "
-                f"({SUBMIT_DEADLINE} s 안에; sbatch 를 직접 실행해 이유를 확인하세요)."
+                _(
+                    "Only {submitted} of {jobs} SLURM jobs were submitted within {seconds} s; "
+                    "run sbatch yourself to see why."
+                ).format(submitted=len(submitted), jobs=jobs, seconds=SUBMIT_DEADLINE)
             )
         time.sleep(0.1)
+
+
+def wait_for_a_worker(client, cluster) -> None:
+    """Until a job's worker has joined, however long the jobs wait in SLURM's queue (make
+    grade's no-worker watch counts from then on); a ClusterError once no job is left
+    pending or running without one having joined (a node without the venv, say)."""
+    jobs = list(cluster.workers.values())
+    ids = [job.job_id for job in jobs if getattr(job, "job_id", None)]
+    logs = next((job.log_directory for job in jobs if getattr(job, "log_directory", None)), "")
+    while not client.scheduler_info().get("workers"):
+        queued = subprocess.run(
+            ["squeue", "--noheader", "--format=%T", f"--jobs={','.join(ids)}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        alive = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING"}
+        if queued.returncode == 0 and not alive & set(queued.stdout.split()):
+            if client.scheduler_info().get("workers"):  # joined as its job was listed
+                return
+            raise ClusterError(
+                _(
+                    "The SLURM jobs ended without a worker joining; their logs are in {folder}."
+                ).format(folder=logs)
+            )
+        time.sleep(1)
 
 
 @contextlib.contextmanager
@@ -298,8 +333,23 @@ def client_for(root: Path, options: SlurmOptions):
             cluster = slurm_cluster(options, root)
             try:
                 with Client(cluster) as client:
+                    wait_for_a_worker(client, cluster)
                     yield client
             finally:
-                cluster.close()
+                close(cluster)
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def close(cluster) -> None:
+    """Close the cluster and cancel its jobs, whatever state they are in: SpecCluster's
+    close asserts that each job stopped, which a job whose worker has not joined yet (still
+    queued, or starting) has not, and it would leave the rest of its closing undone."""
+    ids = [job.job_id for job in cluster.workers.values() if getattr(job, "job_id", None)]
+    try:
+        cluster.close()
+    except AssertionError:
+        pass
+    finally:
+        if ids:  # jobs already gone make scancel complain: nothing to do then
+            subprocess.run(["scancel", *ids], capture_output=True, timeout=60)
