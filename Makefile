@@ -36,7 +36,7 @@ echo "  A pyenv shim works only for the version pyenv has selected. Install one"
 echo "  (Debian/Ubuntu: apt-get install python3 python3-venv) or run make PYTHON=/path/to/python3.X." >&2
 endef
 
-.PHONY: help venv test test-fast lint format messages demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
+.PHONY: help venv test test-fast lint format messages demo sync release lab lock clean report chromium grade bench postgresql bubblewrap slurm
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -78,7 +78,7 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	echo "make: $(VENV) runs $$want"
 
 
-test: venv lint bubblewrap chromium postgresql  ## lint, then the whole test suite
+test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite
 	@# Each xdist_group grades its class once on one worker; the slowest units start first
 	@# (tests/conftest.py orders them), not the ones with the most tests.
 	$(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
@@ -87,7 +87,7 @@ test: venv lint bubblewrap chromium postgresql  ## lint, then the whole test sui
 # one learner graded end to end with its feedback. CI runs them again on Python 3.13.
 FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,catalog_in_process tolerance verdicts \
   source_notebooks release incidents_report python_env sandbox warm_kernels cell_runner \
-  learner_facing inert shapes lab_language docs bench_record same_outputs))
+  learner_facing inert shapes lab_language docs bench_record same_outputs bench_slurm_cost))
 test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them on 3.13 too)
 	$(BIN)/python -m pytest -n 2 $(FAST_TESTS)
 
@@ -157,6 +157,14 @@ postgresql:  ## install Debian's postgresql when missing (needs root)
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends postgresql; }
+
+# The SLURM grading test (tests/slurm_host.py) starts a private one-host SLURM from Debian's
+# packages: slurm-wlm (slurmctld, slurmd, the client commands) and munge.
+slurm:  ## install Debian's slurm-wlm and munge when missing (needs root)
+	@command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null \
+	  && command -v munged >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends slurm-wlm munge; }
 
 sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/coursekit sync

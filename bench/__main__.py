@@ -40,6 +40,11 @@ times each, and prints LocalCluster against the pool there: a class of 40
 notebooks cannot settle 5 % on a machine whose speed drifts between runs
 (one run's ratio swung from 0.72 to 1.40 in one bench), a whole class can.
 `--class-only` runs just that.
+
+`--slurm` also grades the first class on SLURM jobs of a private one-host SLURM
+and on a LocalCluster, alternately, `--runs` times each, and prints what SLURM
+adds per worker start and per notebook (bench.slurm_cost); `--slurm-only` runs
+just that.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from pathlib import Path
 
 import nbformat
 
-from bench import budget, record
+from bench import budget, record, slurm_cost
 from bench import cpu as bench_cpu
 from catalog import catalogs
 from coursekit.authoring.release import venv_environment
@@ -254,6 +259,10 @@ def measure(argv) -> int:
     )
     parser.add_argument("--class-runs", type=int, default=2, help="runs of each way there")
     parser.add_argument("--class-only", action="store_true", help="only the whole class")
+    parser.add_argument(
+        "--slurm", action="store_true", help="SLURM jobs against LocalCluster too (slurm_cost)"
+    )
+    parser.add_argument("--slurm-only", action="store_true", help="only SLURM against LocalCluster")
     args = parser.parse_args(argv)
     if args.class_only and not args.class_size:
         parser.error("--class-only needs --class N")
@@ -265,6 +274,9 @@ def measure(argv) -> int:
     template = prepare(work / "class", args.learners)
     if args.class_only:
         print(whole_class(template, work, args.class_size, args.class_runs, args.jobs))
+        return 0
+    if args.slurm_only:
+        print(slurm_cost.compare(template, work, args.runs, args.jobs, pristine))
         return 0
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
     times: dict[str, list[float]] = {"plain": [], "stock": [], "grade": [], "floor": []}
@@ -434,6 +446,8 @@ def measure(argv) -> int:
         print(f"300 × 2 notebooks, measured         {measured_300:7.1f} s  (target ≤ 120)")
     if args.class_size:
         print(whole_class(template, work, args.class_size, args.class_runs, args.jobs))
+    if args.slurm:
+        print(slurm_cost.compare(template, work, args.runs, args.jobs, pristine))
     print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if same else 1
 

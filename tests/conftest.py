@@ -21,6 +21,7 @@ SLOWEST_FIRST = (
     "test_staff_views_inert",  # a graded class in formgrader, feedback and the report, in Chromium
     "test_exchange_untrusted",  # collect, grade and release feedback with hostile accounts
     "grade_parallel",
+    "slurm",  # a private SLURM, a class graded on its jobs twice, a SIGTERM (~85 s)
     "stock_autograde_bad_shapes",
     "ch3_multihead",
     "test_learner_facing",

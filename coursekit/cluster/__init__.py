@@ -4,7 +4,8 @@ One Dask task per submission (`task`: plain data in and out), graded by
 stock autograde in a worker's scratch course (`worker`, the course brought
 once by `bundle`), written to the class gradebook and autograded/ by the
 driver alone (`driver`, `gradebook`), on a LocalCluster here or a running TLS
-cluster (`dask_cluster`); `distribute` runs the class and its progress lines.
+cluster (`dask_cluster`), or on SLURM jobs (`slurm`); `distribute` runs the
+class and its progress lines.
 
 Every reason a cell scored 0 because of a grading guard is a
 `coursekit.core.incidents.Incident` that the grader writes into the cell's

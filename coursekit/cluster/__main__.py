@@ -6,8 +6,9 @@
 
 Each submission is one Dask task, graded by stock nbgrader autograde (with
 the course's preprocessors from nbgrader_config.py) on a worker of a
-LocalCluster on this machine (-j processes), or of a running cluster
-(--scheduler tls://HOST:8786, or COURSE_DASK_SCHEDULER); only this process
+LocalCluster on this machine (-j processes), of a running cluster
+(--scheduler tls://HOST:8786, or COURSE_DASK_SCHEDULER), or of SLURM jobs
+(--slurm, coursekit.cluster.slurm; the jobs cancelled however it ends); only this process
 writes the gradebook and autograded/, and a submission already graded with
 the same files and course is not graded again (--regrade to force). A
 notebook that is not valid JSON is graded as stock nbgrader grades a missing
@@ -69,6 +70,7 @@ def parse_args(argv):
         help="a running Dask scheduler (tls://HOST:8786; default: COURSE_DASK_SCHEDULER, "
         "else a LocalCluster of -j workers on 127.0.0.1)",
     )
+    add_slurm_arguments(parser)
     parser.add_argument(
         "--dashboard",
         action="store_true",
@@ -101,7 +103,56 @@ def parse_args(argv):
         action="store_true",
         help="run learner code WITHOUT the bubblewrap sandbox (only for code you trust)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.slurm and (args.scheduler or args.dashboard):
+        parser.error("--slurm starts its own scheduler: not with --scheduler or --dashboard")
+    return args
+
+
+def add_slurm_arguments(parser) -> None:
+    group = parser.add_argument_group(
+        "SLURM",
+        "the workers as SLURM jobs, the scheduler in this process (README, 'Past one machine')",
+    )
+    group.add_argument("--slurm", action="store_true", help="grade on SLURM jobs (dask-jobqueue)")
+    group.add_argument("--slurm-partition", metavar="P", help="the jobs' partition (sbatch -p)")
+    group.add_argument("--slurm-account", metavar="A", help="the jobs' account (sbatch -A)")
+    group.add_argument("--slurm-walltime", metavar="HH:MM:SS", help="each job's time limit")
+    group.add_argument(
+        "--slurm-jobs", type=int, metavar="N", help="jobs, one worker each (default: as -j)"
+    )
+    group.add_argument("--slurm-memory", metavar="SIZE", help="each job's memory (default: 2GB)")
+    group.add_argument("--slurm-cores", type=int, metavar="N", help="CPUs SLURM gives each job")
+    group.add_argument(
+        "--slurm-config",
+        type=Path,
+        metavar="FILE",
+        help="a dask-jobqueue config file (YAML, jobqueue.slurm.*) for the rest",
+    )
+
+
+def slurm_options(args, jobs: int):
+    from coursekit.cluster.slurm import SlurmOptions
+
+    return SlurmOptions(
+        partition=args.slurm_partition,
+        account=args.slurm_account,
+        walltime=args.slurm_walltime,
+        jobs=jobs,
+        memory=args.slurm_memory,
+        cores=args.slurm_cores,
+        config=args.slurm_config,
+    )
+
+
+def client_for(args, root: Path, jobs: int):
+    """The Client make grade grades with: of SLURM jobs, a running scheduler or a
+    LocalCluster."""
+    if args.slurm:
+        from coursekit.cluster import slurm
+
+        return slurm.client_for(root, slurm_options(args, jobs))
+    return dask_cluster.client_for(root, args.scheduler, jobs, args.dashboard)
 
 
 def nbgrader_args(args, db_url: str) -> list[str]:
@@ -181,10 +232,11 @@ def main(argv=None) -> int:
     tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
 
     started = time.perf_counter()
-    jobs = max(1, min(args.jobs, len(tasks) or 1))
+    wanted = args.slurm_jobs if args.slurm and args.slurm_jobs else args.jobs
+    jobs = max(1, min(wanted, len(tasks) or 1))
     total = len(tasks) + len(invalid)
     if not args.quiet:
-        print(grading_line(total, jobs, root))
+        print(grading_line(total, jobs, root, on_slurm=args.slurm))
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
     failed: list[task.Result] = []
@@ -192,7 +244,7 @@ def main(argv=None) -> int:
     extra = nbgrader_args(args, db_url)
     worker.quiet_known_warnings()
     try:
-        with dask_cluster.client_for(root, args.scheduler, jobs, args.dashboard) as client:
+        with client_for(args, root, jobs) as client:
             run = distribute.ClassRun(
                 client,
                 root,
@@ -229,13 +281,21 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
-def grading_line(total: int, jobs: int, root: Path) -> str:
+def grading_line(total: int, jobs: int, root: Path, on_slurm: bool = False) -> str:
     submissions = ngettext("{total} submission", "{total} submissions", total).format(total=total)
-    return ngettext(
-        "Grading {submissions} with {jobs} worker ({root})",
-        "Grading {submissions} with {jobs} workers ({root})",
-        jobs,
-    ).format(submissions=submissions, jobs=jobs, root=root)
+    if on_slurm:
+        line = ngettext(
+            "Grading {submissions} with the workers of {jobs} SLURM job ({root})",
+            "Grading {submissions} with the workers of {jobs} SLURM jobs ({root})",
+            jobs,
+        )
+    else:
+        line = ngettext(
+            "Grading {submissions} with {jobs} worker ({root})",
+            "Grading {submissions} with {jobs} workers ({root})",
+            jobs,
+        )
+    return line.format(submissions=submissions, jobs=jobs, root=root)
 
 
 def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) -> str:

@@ -35,12 +35,33 @@ CA_FILE, CERT_FILE, KEY_FILE = "ca.pem", "node.pem", "node-key.pem"
 # counts every task it held as suspicious: with a held task, a submission that kills its
 # workers would take an innocent one queued behind it down too (KilledWorker after 3).
 ONE_TASK_PER_THREAD = {"distributed.scheduler.worker-saturation": 1.0}
-# The same for a `dask scheduler` started by hand (README, "Past one machine"), in the
-# names Dask reads from its environment (dask.config.collect_env).
-SCHEDULER_ENVIRONMENT = {
-    "DASK_" + key.replace(".", "__").replace("-", "_").upper(): str(value)
-    for key, value in ONE_TASK_PER_THREAD.items()
+# Every grading worker's Dask settings, LocalCluster's and SLURM's jobs' alike: a task is a
+# whole notebook, so no stack sampling every 10 ms, no disk counters twice a second, the
+# event loop's health checked twice a second, not 50 times (an idle LocalCluster of 4:
+# 72 -> 18 CPU-ms a second; it still warns past tick.limit).
+WORKER_SETTINGS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.worker.memory.monitor-interval": "1s",
 }
+# Imported first by every grading worker: the grader, once (LocalCluster's forkserver
+# preloads it; a SLURM job's worker is given it as a Dask --preload).
+WORKER_PRELOAD = "coursekit.cluster.worker_start"
+
+
+def dask_environment(settings: dict) -> dict[str, str]:
+    """Dask settings in the names Dask reads from a process's environment
+    (dask.config.collect_env), for a Dask process started by hand or by a job."""
+    return {
+        "DASK_" + key.replace(".", "__").replace("-", "_").upper(): str(value)
+        for key, value in settings.items()
+    }
+
+
+# ONE_TASK_PER_THREAD for a `dask scheduler` started by hand (README, "Past one machine").
+SCHEDULER_ENVIRONMENT = dask_environment(ONE_TASK_PER_THREAD)
 
 
 class ClusterError(RuntimeError):
@@ -88,8 +109,17 @@ def security(root: Path):
         )
         raise ClusterError(no_certificates.format(missing=", ".join(missing)))
     ca, cert, key = (str(path) for path in files)
+    # One certificate for every member (make_certificates): the client's, and the
+    # scheduler's and workers' where this process starts them (make grade --slurm).
     return Security(
-        tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key, require_encryption=True
+        tls_ca_file=ca,
+        tls_client_cert=cert,
+        tls_client_key=key,
+        tls_scheduler_cert=cert,
+        tls_scheduler_key=key,
+        tls_worker_cert=cert,
+        tls_worker_key=key,
+        require_encryption=True,
     )
 
 
@@ -160,18 +190,10 @@ def forkserver_workers():
     settings = {
         **ONE_TASK_PER_THREAD,  # LocalCluster's scheduler runs in this process
         "distributed.worker.multiprocessing-method": "forkserver",
-        # A task is a whole notebook: no stack sampling every 10 ms, no disk
-        # counters twice a second, the event loop's health checked twice a second,
-        # not 50 times (an idle LocalCluster of 4: 72 -> 18 CPU-ms a second; it
-        # still warns past tick.limit) (the nannies pass this to their workers).
-        "distributed.worker.profile.enabled": False,
-        "distributed.admin.tick.interval": "500ms",
-        "distributed.admin.system-monitor.interval": "2s",
-        "distributed.admin.system-monitor.disk": False,
-        "distributed.worker.memory.monitor-interval": "1s",
+        **WORKER_SETTINGS,  # the nannies pass these to their workers
     }
     with dask.config.set(settings):
-        get_mp_context().set_forkserver_preload(["coursekit.cluster.worker_start"])
+        get_mp_context().set_forkserver_preload([WORKER_PRELOAD])
         try:
             yield
         finally:
