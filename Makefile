@@ -36,7 +36,7 @@ echo "  A pyenv shim works only for the version pyenv has selected. Install one"
 echo "  (Debian/Ubuntu: apt-get install python3 python3-venv) or run make PYTHON=/path/to/python3.X." >&2
 endef
 
-.PHONY: help venv test test-fast lint format demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
+.PHONY: help venv test test-fast lint format messages demo sync release lab lock clean report chromium grade bench postgresql bubblewrap
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -98,6 +98,21 @@ lint: venv  ## ruff check and format check
 format: venv  ## ruff fix and format
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# coursekit's one message catalog (coursekit/core/messages.py): the English msgids of its
+# Python and templates into coursekit.pot, then each language's .po updated from it and
+# compiled to the .mo that is committed (tests/test_messages.py: no drift). No line numbers
+# and no creation date, so a diff shows what changed; no fuzzy matching, so a new msgid is
+# left untranslated (a test fails on an empty ko msgstr) rather than guessed.
+LOCALE := coursekit/locale
+messages: venv  ## extract coursekit's messages, update the ko and en catalogs, compile them
+	$(BIN)/pybabel --quiet extract -F $(LOCALE)/babel.cfg --sort-output --add-location=file \
+	  --project=coursekit --header-comment="# coursekit's messages: written by make messages." \
+	  -o $(LOCALE)/coursekit.pot coursekit
+	sed -i '/^"POT-Creation-Date: /d' $(LOCALE)/coursekit.pot
+	$(BIN)/pybabel --quiet update -D coursekit -i $(LOCALE)/coursekit.pot -d $(LOCALE) \
+	  --no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
+	$(BIN)/pybabel --quiet compile -D coursekit -d $(LOCALE)
 
 demo: venv bubblewrap  ## the whole cycle (release → submit → grade → feedback → export) on a simulated class, then the TA report
 	$(BIN)/coursekit demo $(ARGS)

@@ -3,7 +3,7 @@
 Every folder is one kind of thing (docs/architecture.md says why this cut):
 
 - `core`: what every part shares: cell roles, the course root and its
-  `c.CourseKit` settings, incident records, HTML templates;
+  `c.CourseKit` settings, incident records, messages, HTML templates;
 - `authoring`: what instructors run on their own notebooks (sync, release);
 - `autograde`: what runs inside any `nbgrader autograde` (stock or make grade);
 - `cluster`: `make grade`, a class graded on Dask;

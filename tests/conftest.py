@@ -57,3 +57,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(work_unit(item)))
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(work_unit(item), len(rank)))  # stable: else as collected
+
+
+@pytest.fixture(autouse=True)
+def _language_of_the_working_folder():
+    """A test that chose a language (a command's --root, a config) leaves none chosen."""
+    yield
+    from coursekit.core import messages
+
+    messages.use(None)

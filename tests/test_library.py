@@ -153,7 +153,7 @@ def test_a_second_course_names_its_own_packages_id_and_time_zone(tmp_path, monke
     assert (plain.timezone, plain.secret_packages) == ("UTC", ("solutions", "grader_tests"))
 
 
-def test_the_wheel_holds_coursekit_its_templates_and_the_server_entry_only(tmp_path):
+def test_the_wheel_holds_coursekit_its_templates_catalogs_and_the_server_entry_only(tmp_path):
     subprocess.run(
         [
             sys.executable,
@@ -181,6 +181,8 @@ def test_the_wheel_holds_coursekit_its_templates_and_the_server_entry_only(tmp_p
     assert {n for n in names if n.endswith(".py")} == modules
     templates = {str(p.relative_to(ROOT)) for p in (LIBRARY / "core" / "templates").glob("*.j2")}
     assert templates and templates <= set(names)
+    catalogs = {str(p.relative_to(ROOT)) for p in (LIBRARY / "locale").glob("*/LC_MESSAGES/*.mo")}
+    assert len(catalogs) >= 2 and catalogs <= set(names)  # ko and en, compiled
     entry = "etc/jupyter/jupyter_server_config.d/coursekit.json"
     assert f"coursekit-{version}.data/data/{entry}" in names
     assert (Path(sys.prefix) / entry).read_bytes() == (

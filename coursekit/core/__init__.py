@@ -4,5 +4,6 @@
 is a course root on disk, its stock nbgrader commands and gradebook, and the one
 `c.CourseKit` Configurable through which a course names its packages and time
 zone; `incidents` is the one record of why a grading guard scored a cell 0;
-`templating` renders the HTML pages of `templates/`.
+`messages` is what coursekit says, through one gettext catalog in the course's
+language; `templating` renders the HTML pages of `templates/`.
 """

@@ -3,9 +3,9 @@
 The course's settings (course id, gradebook URL, exchange, folders) have one
 owner: the root's nbgrader_config.py, read here once through nbgrader's own
 CourseDirectory, exactly as every stock nbgrader command reads it. What
-coursekit needs beyond nbgrader's settings (the course's time zone, the names of
-its reference, checks and catalog packages) is `CourseKit`, set there too as
-`c.CourseKit.*`: the library names no course.
+coursekit needs beyond nbgrader's settings (the course's time zone and language,
+the names of its reference, checks and catalog packages) is `CourseKit`, set
+there too as `c.CourseKit.*`: the library names no course.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from traitlets import Unicode
+from traitlets import TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 from traitlets.config.loader import PyFileConfigLoader
 
 from coursekit.authoring.release import nbgrader
+from coursekit.core import messages
 
 CONFIG_FILE = "nbgrader_config.py"
 
@@ -51,9 +52,12 @@ def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **k
 
     def root(value: str) -> Path:
         try:
-            return find_root(value)
+            found = find_root(value)
         except NoCourseError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
+        # The command speaks its course's language from here on, whatever folder it runs in.
+        messages.use_course(found)
+        return found
 
     kwargs.setdefault("help", f"course root (default: the nearest folder holding {CONFIG_FILE})")
     # A string default goes through `type` at parse time: the search runs only then.
@@ -70,6 +74,11 @@ class CourseKit(Configurable):
 
     timezone = Unicode(
         "UTC", help="The course's time zone (IANA name): the hub's clocks and timestamps."
+    ).tag(config=True)
+    language = Unicode(
+        messages.DEFAULT,
+        help="The language coursekit speaks to the course's learners, TAs and instructors "
+        f"({', '.join(messages.LANGUAGES)}); the course's own texts stay as it wrote them.",
     ).tag(config=True)
     solutions_package = Unicode(
         "solutions", help="The package of reference solutions, one module per assignment."
@@ -91,6 +100,13 @@ class CourseKit(Configurable):
         except (NoCourseError, FileNotFoundError):
             return cls()
         return _kit_of(str(config.parent), mtime_ns)
+
+    @validate("language")
+    def _known_language(self, proposal):
+        try:
+            return messages.check(proposal["value"])
+        except messages.UnknownLanguageError as error:
+            raise TraitError(str(error)) from None
 
     # The folder its packages are imported from (set by `of` and `Course.kit`): an installed
     # `coursekit` command starts with its own bin/ on sys.path, not the course's folder.

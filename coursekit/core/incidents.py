@@ -1,15 +1,15 @@
 """Why a cell scored 0 because of a grading guard: the grader's records, shown as error outputs.
 
-An incident is one `Incident` (its kind's name, the cell, the Korean text,
-a little evidence). The grader writes it into the cell's metadata
-(`INCIDENTS_KEY`, as `cells.VERDICT_KEY` holds a failed check's verdict),
-next to an error output with its text that formgrader and the feedback
-show; `make grade` also lists a submission's incidents in
-reports/grading_incidents.json. Every kind is in `KINDS`. Whatever a
-submission brings under that key is dropped before grading (`forget`), and
-every reader (`make grade`'s summary, the incidents report, the TA report)
-reads the records, never an error output's name: a learner's exception
-called `KernelDied` is only an error of its cell.
+An incident is one `Incident` (its kind's name, the cell, its text in the
+course's language (coursekit.core.messages), a little evidence). The grader
+writes it into the cell's metadata (`INCIDENTS_KEY`, as `cells.VERDICT_KEY`
+holds a failed check's verdict), next to an error output with its text that
+formgrader and the feedback show; `make grade` also lists a submission's
+incidents in reports/grading_incidents.json. Every kind is in `KINDS`.
+Whatever a submission brings under that key is dropped before grading
+(`forget`), and every reader (`make grade`'s summary, the incidents report,
+the TA report) reads the records, never an error output's name: a learner's
+exception called `KernelDied` is only an error of its cell.
 
 On disk an incident is `{"ename", "reason"}` in a cell's metadata and
 `{"cell", "ename", "reason"}` in the report ("*": the whole submission),
@@ -25,6 +25,8 @@ from pathlib import Path
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
+
+from coursekit.core.messages import _, ngettext
 
 # Where the grader keeps a cell's incidents: [{"ename": ..., "reason": ...}].
 INCIDENTS_KEY = "coursekit_incidents"
@@ -84,7 +86,7 @@ MAX_EVIDENCE = 8
 @dataclass(frozen=True)
 class Incident:
     """One guard's record: which kind, where (a grade_id or `cell N`; None: the whole
-    submission), the Korean text the learner and TA read, and the evidence behind it."""
+    submission), the text the learner and TA read, and the evidence behind it."""
 
     name: str
     cell: str | None
@@ -140,25 +142,35 @@ def _evidence(found) -> dict:
 
 def unreadable_notebook(notebook: str, why: str) -> Incident:
     """A submitted notebook make grade could not read: the whole submission scores 0."""
-    text = f"{notebook} 을(를) 노트북으로 읽을 수 없어 모든 칸이 0점입니다 ({why})"
+    text = _("{notebook} could not be read as a notebook: every cell scores 0 ({why})").format(
+        notebook=notebook, why=why
+    )
     return Incident(INVALID_NOTEBOOK, None, text)
 
 
 def worker_lost(tries: int) -> Incident:
     """A submission whose grading workers died `tries` times in a row (Dask's KilledWorker)."""
-    text = (
-        f"이 제출물을 채점하던 작업자 프로세스가 {tries}번 연달아 죽어 채점을 포기했습니다 "
-        "(커널 밖에서 채점기를 멈추게 하는 제출물). 모든 칸이 0점이며, 조교가 직접 확인해야 합니다."
-    )
+    text = ngettext(
+        "The worker process grading this submission died {tries} time, so grading gave up "
+        "(a submission that stops the grader outside the kernel). Every cell scores 0; "
+        "a TA must look at it.",
+        "The worker processes grading this submission died {tries} times in a row, so grading "
+        "gave up (a submission that stops the grader outside the kernel). Every cell scores 0; "
+        "a TA must look at it.",
+        tries,
+    ).format(tries=tries)
     return Incident(WORKER_LOST, None, text, {"tries": tries})
 
 
 def files_left_out(left_out: int, max_files: int) -> Incident:
     """Files of a submitted folder beyond the `max_files` make grade hands to grading."""
-    text = (
-        f"제출 폴더의 파일 {left_out}개는 채점에 넘기지 않았습니다: 한 제출물에서 "
-        f"노트북을 먼저, 모두 {max_files}개까지만 채점합니다."
-    )
+    text = ngettext(
+        "{left_out} file of the submitted folder was not handed to grading: of one "
+        "submission, the notebooks first and at most {max_files} files in all are graded.",
+        "{left_out} files of the submitted folder were not handed to grading: of one "
+        "submission, the notebooks first and at most {max_files} files in all are graded.",
+        left_out,
+    ).format(left_out=left_out, max_files=max_files)
     return Incident(FILES_LEFT_OUT, None, text, {"left_out": left_out, "max_files": max_files})
 
 

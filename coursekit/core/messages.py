@@ -1,0 +1,99 @@
+"""What learners, TAs and instructors read, in the course's language, through one catalog.
+
+Every such string of coursekit is an English msgid marked in the code: `_()`
+(or `ngettext`) where it is said, `N_()` for a module-level constant that is
+translated where it is used (`_(CONSTANT)`). `make messages` extracts them into
+coursekit/locale/coursekit.pot and compiles the `ko` and `en` catalogs
+(coursekit/locale/<language>/LC_MESSAGES/coursekit.po and .mo); `ko`'s text is
+the course's own Korean, `en`'s is the msgid unless its .po says otherwise.
+
+The language is the course's `c.CourseKit.language` (coursekit.core.course), read
+where the process is: a command chooses it for its course root (`use_course`,
+through `add_root_argument`), code handed an nbgrader config takes it from
+there (`use_config`), and anything else (stock nbgrader commands and their
+preprocessors, a Dask worker in its scratch course) reads the course of the
+working folder, "ko" when there is none. The sandbox gets no catalog: the
+code inside it says nothing a learner reads, and what the grader's side
+builds from its replies is translated there.
+
+A course's own texts (its catalog's mistakes, its checks' messages, its
+notebooks) are never looked up: they stay as the course wrote them.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+from pathlib import Path
+
+DOMAIN = "coursekit"
+LOCALE = Path(__file__).resolve().parent.parent / "locale"
+LANGUAGES = ("ko", "en")
+DEFAULT = "ko"
+
+# The language a command or a config chose for this process; None: the working folder's.
+_chosen: str | None = None
+
+
+class UnknownLanguageError(ValueError):
+    """A course asked for a language coursekit has no messages in."""
+
+
+def check(language: str) -> str:
+    """`language` if coursekit speaks it, else an UnknownLanguageError that says which it does."""
+    if language not in LANGUAGES:
+        raise UnknownLanguageError(
+            f"c.CourseKit.language = {language!r}: coursekit has messages in "
+            f"{', '.join(LANGUAGES)} only ({LOCALE}/<language>/LC_MESSAGES/{DOMAIN}.po)"
+        )
+    return language
+
+
+@functools.cache
+def translation(language: str) -> gettext.GNUTranslations:
+    """The compiled catalog of `language` (a missing .mo is an error, not English)."""
+    return gettext.translation(DOMAIN, localedir=LOCALE, languages=[check(language)])
+
+
+def use(language: str | None) -> None:
+    """Speak `language` in this process from now on (None: the working folder's course again)."""
+    global _chosen
+    _chosen = None if language is None else check(language)
+
+
+def use_course(root: str | Path) -> None:
+    """Speak the language of the course at `root`."""
+    from coursekit.core.course import CourseKit
+
+    use(CourseKit.of(root).language)
+
+
+def use_config(config) -> None:
+    """Speak the language an nbgrader config sets (`c.CourseKit.language`, default ko)."""
+    from coursekit.core.course import CourseKit
+
+    use(CourseKit(config=config).language)
+
+
+def language() -> str:
+    """The language this process speaks: chosen, else the working folder's course's."""
+    if _chosen is not None:
+        return _chosen
+    from coursekit.core.course import CourseKit
+
+    return CourseKit.of().language
+
+
+def _(message: str) -> str:
+    """`message` (an English msgid) in the course's language."""
+    return translation(language()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of `singular`/`plural` for `n`, in the course's language."""
+    return translation(language()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Mark a module-level msgid for extraction; translate it where it is used: `_(NAME)`."""
+    return message
