@@ -202,6 +202,7 @@ def run_workshop(c: Live) -> Live:
     # -- a class submits while the service is down; it is killed while grading them
     for i, role in enumerate(DOWN_CLASS):
         c.submit(role, c.wrong if i % 2 else c.reference)
+    c.submit(DOWN_CLASS[0], c.wrong)  # later than its first: held back, whatever comes first
     second = c.start()
     c.procs.append(second)
     collected = [c.root / "submitted" / c.accounts[r] / ASSIGNMENT for r in DOWN_CLASS]
@@ -213,7 +214,9 @@ def run_workshop(c: Live) -> Live:
     third = c.start()
     c.procs.append(third)
     wait_for("records of the class after the restart", lambda: handled(c, DOWN_CLASS), third, c)
-    c.third_exit = stop(third)
+    # Ctrl-C in the terminal: SIGINT to the whole group, the cluster's processes too
+    os.killpg(third.pid, signal.SIGINT)
+    c.third_exit = third.wait(timeout=WAIT)
     c.stock = stock_autograde(c, ("wrong", "killer", "honest", *DOWN_CLASS))
     return c
 
@@ -317,9 +320,10 @@ def test_a_notebook_that_kills_its_kernel_costs_only_itself(live):
     assert all(cell["points"] == cell["max"] for cell in honest.cells.values())
 
 
-def test_sigterm_stops_the_service_cleanly(live):
+def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
     assert live.first_exit == 0 and live.third_exit == 0
     assert live.output().count("실시간 채점을 멈췄습니다.") == 2
+    assert "KeyboardInterrupt" not in live.output()  # the workers left the stop to the service
 
 
 # -- nothing lost, nothing twice ------------------------------------------------------
@@ -339,6 +343,13 @@ def test_killed_while_grading_and_restarted_every_submission_is_graded_once(live
         assert ledger[learner][0] == read_submission(live.root, ASSIGNMENT, learner).digest
         if role in live.recorded_at_kill:  # its row is not written again
             assert ledger[learner] == live.ledger_at_kill[learner]
+
+
+def test_a_learners_submissions_are_handled_in_the_order_the_exchange_received_them(live):
+    first, second = live.records(DOWN_CLASS[0])
+    assert first.submitted_at < second.submitted_at
+    assert (first.outcome, second.outcome) == (attempts.GRADED, attempts.TOO_SOON)
+    assert all(cell["points"] == cell["max"] for cell in first.cells.values())  # the reference
 
 
 def test_the_gradebook_equals_stock_autograde_of_the_same_attempts(live):

@@ -22,6 +22,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import nbformat
+from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
 from coursekit.cluster import gradebook
@@ -36,6 +37,20 @@ from coursekit.live.inbound import Entry, Inbound, Watch, collect
 from coursekit.live.policy import Decision, LiveGrading
 
 RESCAN_SECONDS = 5.0  # the safety net's period, beside inotify's notices
+
+
+class TerminalInterruptIgnored(WorkerPlugin):
+    """A terminal's Ctrl-C reaches the whole foreground group, the cluster's worker
+    processes too: they ignore it, so the service alone decides how to stop (its
+    sandboxed kernels run in sessions of their own, and the cell runner sets its own)."""
+
+    name = "coursekit-live-no-terminal-interrupt"
+
+    def setup(self, worker):
+        import signal
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _score_unreadable(root, db_url, course_id, tasks):
@@ -75,6 +90,7 @@ class LiveService:
         self.wake.set()
 
     def run(self) -> None:
+        self.client.register_plugin(TerminalInterruptIgnored())
         self.echo(
             _("Live grading of {root}: watching {inbound}").format(
                 root=self.root, inbound=self.inbound.path
