@@ -10,6 +10,7 @@ are left for the next start, the cluster is closed, and the exit status is 0.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -59,6 +60,7 @@ def main(argv=None) -> int:
                 extra_args=extra,
                 unsafe_no_sandbox=args.unsafe_no_sandbox,
                 rescan=args.rescan,
+                local_cluster=not (args.scheduler or os.environ.get("COURSE_DASK_SCHEDULER")),
                 echo=lambda line: print(line, flush=True),
             )
             for signum in (signal.SIGINT, signal.SIGTERM):

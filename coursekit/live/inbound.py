@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,7 +37,8 @@ class Entry:
     received: datetime  # UTC, aware
 
 
-# A folder is complete once nbgrader's submit wrote its secret (its last file); one that
+# A folder is complete once nbgrader's submit wrote its secret (its last file: created,
+# then written, so an empty one is not yet); one that
 # never gets one (a hand-made folder) is taken once nothing in it changed for this long.
 SECRET = "submission_secret.txt"
 SETTLE_SECONDS = 10.0
@@ -110,10 +112,19 @@ class Inbound:
                 continue
             when = rec["timestamp"].replace(tzinfo=UTC)
             settled = (datetime.now(UTC) - when).total_seconds() >= SETTLE_SECONDS
-            if not (settled or os.path.lexists(self.path / name / SECRET)):
+            if not (settled or written(self.path / name / SECRET)):
                 continue  # still being written: the next pass takes it
             found.append(Entry(name, rec["username"], parts[1], when))
         return sorted(found, key=lambda e: (e.received, e.name))
+
+
+def written(path: Path) -> bool:
+    """A non-empty regular file: submit creates the secret, then writes it in one go."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
 
 
 class Watch:

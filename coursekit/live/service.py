@@ -25,7 +25,7 @@ import nbformat
 from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
-from coursekit.cluster import gradebook
+from coursekit.cluster import bundle, gradebook, task
 from coursekit.cluster.distribute import ClassRun
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course, CourseKit
@@ -53,6 +53,24 @@ class TerminalInterruptIgnored(WorkerPlugin):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+class PluginOnce:
+    """The client as ClassRun uses it, but a course plugin already on the workers is not
+    registered again: distributed would tear it down and set it up anew (the bundle
+    unpacked, the warm-kernel parent started) for every pass. A worker that joins later
+    gets it from the scheduler all the same."""
+
+    def __init__(self, client):
+        self._client, self._names = client, set()
+
+    def register_plugin(self, plugin, name=None, **kwargs):
+        if name not in self._names:
+            self._client.register_plugin(plugin, name=name, **kwargs)
+            self._names.add(name)
+
+    def __getattr__(self, attribute):
+        return getattr(self._client, attribute)
+
+
 def _score_unreadable(root, db_url, course_id, tasks):
     from coursekit.cluster.__main__ import score_unreadable  # make grade's own step
 
@@ -68,9 +86,10 @@ class LiveService:
         extra_args: list[str] | None = None,
         unsafe_no_sandbox: bool = False,
         rescan: float = RESCAN_SECONDS,
+        local_cluster: bool = True,
         echo=print,
     ):
-        self.root, self.client = Path(root).resolve(), client
+        self.root, self.client = Path(root).resolve(), PluginOnce(client)
         course = Course(self.root)
         self.config = course.config
         settings = gradebook.course_settings(self.root)
@@ -78,8 +97,10 @@ class LiveService:
         self.course_id = settings.course_id
         self.extra_args = [f"--CourseDirectory.db_url={self.db_url}", *(extra_args or [])]
         self.unsafe_no_sandbox, self.rescan, self.echo = unsafe_no_sandbox, rescan, echo
+        self.local_cluster = local_cluster  # its workers are this terminal's processes
         self.policy = LiveGrading(config=self.config)
-        self.inbound = Inbound(self.root, self.config, course.assignments())
+        self.assignments = course.assignments()
+        self.inbound = Inbound(self.root, self.config, self.assignments)
         self.publisher = Publisher(self.root, self.config)
         self.zone = ZoneInfo(CourseKit.of(self.root).timezone)
         self.stopping, self.wake = threading.Event(), threading.Event()
@@ -89,8 +110,18 @@ class LiveService:
         self.stopping.set()
         self.wake.set()
 
+    def course_bundle(self):
+        """Every assignment's, read again each pass (a check changed since is graded with)."""
+        return bundle.make(self.root, self.db_url, self.course_id, self.assignments)
+
     def run(self) -> None:
-        self.client.register_plugin(TerminalInterruptIgnored())
+        if self.local_cluster:  # a running cluster's workers keep their own Ctrl-C
+            self.client.register_plugin(TerminalInterruptIgnored())
+        # The course on the workers before the first submit, not during it.
+        course = self.course_bundle()
+        self.client.register_plugin(
+            task.CoursePlugin(course, self.unsafe_no_sandbox), name=task.plugin_name(course)
+        )
         self.echo(
             _("Live grading of {root}: watching {inbound}").format(
                 root=self.root, inbound=self.inbound.path
@@ -149,7 +180,7 @@ class LiveService:
         attempt.next_at = decision.next_at.isoformat() if decision.next_at else None
         try:
             self.publisher.note(entry, self.inbound.path, decision.outcome, when)
-        except (OSError, ValueError) as error:
+        except Exception as error:  # this learner's note only: the record says why
             attempt.errors.append(f"{type(error).__name__}: {error}")
         attempts.write(self.root, attempt)
         self.echo(
@@ -177,8 +208,8 @@ class LiveService:
         tasks = list(by_task)
         gradebook.prepare(self.db_url, self.course_id, tasks)
         tasks, invalid, report = _score_unreadable(self.root, self.db_url, self.course_id, tasks)
-        for task in invalid:
-            self.finish(by_task[task], None)
+        for key in invalid:
+            self.finish(by_task[key], None)
         if not tasks:
             return
         run = ClassRun(
@@ -190,11 +221,12 @@ class LiveService:
             self.extra_args,
             unsafe_no_sandbox=self.unsafe_no_sandbox,
             quiet=True,
+            course_bundle=self.course_bundle(),
         )
         pending = {(s.assignment, s.student) for s in run.pending}
-        for task in tasks:
-            if task not in pending:  # its files already graded: the gradebook holds it
-                self.finish(by_task[task], None)
+        for key in tasks:
+            if key not in pending:  # its files already graded: the gradebook holds it
+                self.finish(by_task[key], None)
         results = run.results()
         try:
             for result in results:
@@ -220,7 +252,11 @@ class LiveService:
                 self.publisher.graded(entry.assignment, entry.learner)
             except FeedbackError as error:
                 attempt.errors.append(str(error))
-            attempt.cells, attempt.failed = self.outcome(entry.assignment, entry.learner)
+            try:
+                attempt.cells, attempt.failed = self.outcome(entry.assignment, entry.learner)
+            except Exception as error:  # this attempt's record only: it says why
+                attempt.outcome = ERROR
+                attempt.errors.append(f"{type(error).__name__}: {error}")
         attempts.write(self.root, attempt)
         if attempt.outcome == ERROR:
             line = _("{learner} {assignment}: grading failed: {why}").format(
