@@ -14,7 +14,9 @@ No wall-clock assert: every wait polls with a generous bound.
 from __future__ import annotations
 
 import html
+import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -104,7 +106,10 @@ class Live(Class):
         return attempts.of_learner(self.root, ASSIGNMENT, self.accounts[role])
 
     def entries(self, role: str) -> list[str]:
-        return sorted(p.name for p in self.inbound.glob(f"{self.accounts[role]}+{ASSIGNMENT}+*"))
+        """The learner's own inbound folders (not one a classmate planted in their name)."""
+        uid = pwd.getpwnam(self.accounts[role]).pw_uid
+        found = self.inbound.glob(f"{self.accounts[role]}+{ASSIGNMENT}+*")
+        return sorted(p.name for p in found if p.lstat().st_uid == uid)
 
     def ledger(self) -> dict[str, tuple]:
         with self.course.gradebook() as gb:
@@ -149,7 +154,7 @@ def live(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
         try:
-            for role in ("wrong", "killer", "honest", *DOWN_CLASS):
+            for role in ("wrong", "killer", "honest", "planter", *DOWN_CLASS):
                 c.add_account(role)
             yield run_workshop(c)
         finally:
@@ -191,6 +196,8 @@ def run_workshop(c: Live) -> Live:
     c.submit("wrong", c.wrong)
     c.submit("killer", killer)
     c.submit("honest", c.reference)
+    # the wrong notebook in honest's name, by another account
+    c.planted = Path(c.attack("planter", c.wrong, name=c.accounts["honest"])).name
     wait_for(
         "record of each first submit", lambda: handled(c, ("wrong", "killer", "honest")), first, c
     )
@@ -318,6 +325,16 @@ def test_a_notebook_that_kills_its_kernel_costs_only_itself(live):
     assert len(live.pages["killer"]) == 1
     honest = live.records("honest")[0]
     assert all(cell["points"] == cell["max"] for cell in honest.cells.values())
+
+
+def test_a_submission_in_a_classmates_name_is_refused_and_costs_only_itself(live):
+    assert live.planted not in {a.entry for a in attempts.every(live.root)}
+    (record,) = live.records("honest")
+    assert record.entry != live.planted
+    assert all(cell["points"] == cell["max"] for cell in record.cells.values())
+    report = json.loads((live.root / "reports" / "exchange_incidents.json").read_text("utf-8"))
+    refused = report[ASSIGNMENT][live.accounts["honest"]]
+    assert any(live.accounts["planter"] in item["reason"] for item in refused), refused
 
 
 def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):

@@ -25,6 +25,7 @@ from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Unicode
 
+from coursekit.exchange import reasons, record
 from coursekit.exchange.collect import SafeExchangeCollect
 from coursekit.live import attempts
 
@@ -58,6 +59,22 @@ class OneSubmissionCollect(SafeExchangeCollect):
         found = self._record(self.entry, self.staff_uids())
         self.src_records = [found] if found else []
         self.update, self.before_duedate = True, False
+
+    def copy_files(self):
+        # SafeExchangeCollect's loop, but what it notes is added to the learner's entries in
+        # reports/exchange_incidents.json: a collect of one attempt does not clear the others'.
+        for rec in self.src_records:
+            try:
+                self._collect(rec)
+            except OSError as error:
+                self._refuse(rec["username"], rec["filename"], reasons.unreadable(error))
+        add_incidents(self, self.incidents)
+
+
+def add_incidents(app: SafeExchangeCollect, incidents: dict[str, list[dict]]) -> None:
+    path = os.path.join(app.coursedir.root, app.record_path)
+    for student, entries in incidents.items():
+        record.add(path, app.coursedir.assignment_id, student, entries)
 
 
 def collector(config, assignment: str, entry: str = "") -> OneSubmissionCollect:
@@ -107,8 +124,9 @@ class Inbound:
                 continue
             reader.inbound_path, reader.incidents = str(self.path), {}
             rec = reader._record(name, reader.staff_uids())
-            if rec is None:
+            if rec is None:  # logged by the exchange's rule; recorded as collect records it
                 self.refused.add(name)
+                add_incidents(reader, reader.incidents)
                 continue
             when = rec["timestamp"].replace(tzinfo=UTC)
             settled = (datetime.now(UTC) - when).total_seconds() >= SETTLE_SECONDS
