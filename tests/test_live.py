@@ -51,6 +51,7 @@ WAIT = 600  # seconds: a bound on each wait, never a measurement
 WRONG = "split_heads__reshape_without_transpose"  # a catalog mistake with a misconception
 KILL_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
 LIVE = [sys.executable, "-m", "coursekit", "live"]
+FLOOD = 4  # submits in a row by one learner
 DOWN_CLASS = ("b1", "b2", "b3", "b4")  # submit while the service is down
 
 
@@ -154,7 +155,7 @@ def live(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
         try:
-            for role in ("wrong", "killer", "honest", "planter", *DOWN_CLASS):
+            for role in ("wrong", "killer", "honest", "planter", "flooder", *DOWN_CLASS):
                 c.add_account(role)
             yield run_workshop(c)
         finally:
@@ -202,7 +203,11 @@ def run_workshop(c: Live) -> Live:
         "record of each first submit", lambda: handled(c, ("wrong", "killer", "honest")), first, c
     )
     c.submit("wrong", c.reference)  # at once: inside the interval
-    wait_for("record of the resubmit", lambda: handled(c, ("wrong",)), first, c)
+    for _ in range(FLOOD):
+        c.submit("flooder", c.reference)
+    wait_for(
+        "records of the resubmit and the flood", lambda: handled(c, ("wrong", "flooder")), first, c
+    )
     c.pages = {role: c.fetch_feedback(role) for role in ("wrong", "killer", "honest")}
     c.first_exit = stop(first)
 
@@ -224,7 +229,7 @@ def run_workshop(c: Live) -> Live:
     # Ctrl-C in the terminal: SIGINT to the whole group, the cluster's processes too
     os.killpg(third.pid, signal.SIGINT)
     c.third_exit = third.wait(timeout=WAIT)
-    c.stock = stock_autograde(c, ("wrong", "killer", "honest", *DOWN_CLASS))
+    c.stock = stock_autograde(c, ("wrong", "killer", "honest", "flooder", *DOWN_CLASS))
     return c
 
 
@@ -337,6 +342,13 @@ def test_a_submission_in_a_classmates_name_is_refused_and_costs_only_itself(live
     assert any(live.accounts["planter"] in item["reason"] for item in refused), refused
 
 
+def test_a_flood_of_submits_is_graded_once_and_the_rest_get_notes(live):
+    records = live.records("flooder")
+    assert len(records) == len(live.entries("flooder")) == FLOOD
+    assert [r.outcome for r in records] == [attempts.GRADED] + [attempts.TOO_SOON] * (FLOOD - 1)
+    assert all(cell["points"] == cell["max"] for cell in records[0].cells.values())
+
+
 def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
     assert live.first_exit == 0 and live.third_exit == 0
     assert live.output().count("실시간 채점을 멈췄습니다.") == 2
@@ -349,7 +361,7 @@ def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
 def test_killed_while_grading_and_restarted_every_submission_is_graded_once(live):
     assert live.recorded_at_kill != set(DOWN_CLASS), "the kill came after the class was done"
     output = live.output()
-    for role in ("wrong", "killer", "honest", *DOWN_CLASS):
+    for role in ("wrong", "killer", "honest", "flooder", *DOWN_CLASS):
         learner = live.accounts[role]
         graded = re.findall(rf"^{re.escape(learner)} {ASSIGNMENT}: 채점했습니다", output, re.M)
         assert len(graded) == 1, (role, graded)
