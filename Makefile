@@ -142,6 +142,12 @@ chromium:  ## install Debian's chromium and a Korean font when missing (needs ro
 grade: venv bubblewrap  ## grade every collected submission on Dask (a LocalCluster here; ARGS="--help")
 	$(BIN)/coursekit grade $(ARGS)
 
+# The live workshop (coursekit/live/): each submission graded as it arrives and its feedback
+# released, in the foreground; Ctrl-C or SIGTERM stops it cleanly.
+.PHONY: live
+live: venv bubblewrap  ## grade each submission as it arrives and release its feedback (ARGS="--help")
+	$(BIN)/coursekit live $(ARGS)
+
 # A TLS grading cluster past one machine (README "Past one machine"): a private CA and one
 # certificate for the scheduler, the workers and make grade, in build/dask-tls/.
 .PHONY: dask-certs
@@ -204,4 +210,4 @@ lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." 
 	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
-	rm -rf submitted left_out autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
+	rm -rf submitted left_out live autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build

@@ -17,6 +17,7 @@ import sys
 COMMANDS = {
     "demo": ("coursekit.simulate.demo", "the whole cycle on a simulated class, then the TA report"),
     "grade": ("coursekit.cluster.__main__", "grade every collected submission on Dask"),
+    "live": ("coursekit.live.__main__", "grade each submission as it arrives (make live)"),
     "report": ("coursekit.staff.report.cli", "the TA report (runs no learner code)"),
     "export": ("coursekit.lms.export", "grades in an LMS's CSV import format"),
     "sync": ("coursekit.authoring.sync", "copy the reference bodies into the source notebooks"),

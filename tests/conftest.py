@@ -20,6 +20,7 @@ SLOWEST_FIRST = (
     "ch4_cross_attention",  # test_autograde: every catalog entry through make grade
     "test_staff_views_inert",  # a graded class in formgrader, feedback and the report, in Chromium
     "test_exchange_untrusted",  # collect, grade and release feedback with hostile accounts
+    "live",  # make live with real accounts: graded on submit, a note, killed and restarted
     "grade_parallel",
     "slurm",  # a private SLURM, a class graded on its jobs twice, a SIGTERM (~85 s)
     "stock_autograde_bad_shapes",

@@ -97,6 +97,7 @@ class ClassRun:
         unsafe_no_sandbox=False,
         quiet=False,
         no_worker_grace=NO_WORKER_GRACE,
+        course_bundle=None,
     ):
         self.client, self.root = client, root
         self.tasks = list(tasks)
@@ -106,7 +107,11 @@ class ClassRun:
         self.no_worker_grace = no_worker_grace
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.driver = Driver(root, db_url, course_id)
-        self.bundle = bundle.make(root, db_url, course_id, {a for a, _student in self.tasks})
+        # A long-lived caller (make live) hands in one bundle of every assignment, so a
+        # submission's course digest does not depend on what else it was graded with.
+        self.bundle = course_bundle or bundle.make(
+            root, db_url, course_id, {a for a, _student in self.tasks}
+        )
         # the options change what a submission gets, as the course does
         self.course = bundle.digest_of(
             self.bundle.digest, {"args": repr(self.extra_args).encode()}, {}

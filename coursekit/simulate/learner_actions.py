@@ -53,3 +53,10 @@ def fetch(course: Course, workspace: Path, student: str, assignment: str) -> Pat
 def submit(course: Course, workspace: Path, student: str, assignment: str) -> None:
     """`nbgrader submit --student <student>` of the learner's fetched folder."""
     _run("Submit", course, workspace, student, assignment)
+
+
+def fetch_feedback(course: Course, workspace: Path, student: str, assignment: str) -> Path:
+    """`nbgrader fetch_feedback`: the pages of every submission the learner's cache knows,
+    into <workspace>/<assignment>/feedback/<submitted at>/; returns that feedback folder."""
+    _run("FetchFeedback", course, workspace, student, assignment)
+    return workspace / assignment / "feedback"

@@ -1,0 +1,77 @@
+"""`make live` (`coursekit live`): grade each submission as it arrives, in the foreground.
+
+    coursekit live                       # a LocalCluster of -j workers on this machine
+    coursekit live --scheduler tls://HOST:8786
+
+SIGINT (Ctrl-C) or SIGTERM: the attempt being finished is finished, the others
+are left for the next start, the cluster is closed, and the exit status is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from coursekit.cluster import dask_cluster, worker
+from coursekit.cluster.__main__ import default_jobs
+from coursekit.core.course import add_root_argument
+from coursekit.core.messages import _
+from coursekit.live.service import RESCAN_SECONDS, LiveService
+from coursekit.sandbox import policy
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="make live", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="workers")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler")
+    parser.add_argument(
+        "--rescan",
+        type=float,
+        default=RESCAN_SECONDS,
+        metavar="SECONDS",
+        help="seconds between two full scans of the inbound folder",
+    )
+    parser.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run learner code WITHOUT the bubblewrap sandbox (only for code you trust)",
+    )
+    add_root_argument(parser)
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if not args.unsafe_no_sandbox:
+        try:
+            policy.check_available()
+        except policy.SandboxUnavailableError as error:
+            print(_("Live grading not started: {error}").format(error=error), file=sys.stderr)
+            return 2
+    worker.quiet_known_warnings()
+    extra = ["--SandboxedExecute.unsafe_no_sandbox=True"] if args.unsafe_no_sandbox else []
+    try:
+        with dask_cluster.client_for(args.root, args.scheduler, args.jobs, False) as client:
+            service = LiveService(
+                args.root,
+                client,
+                extra_args=extra,
+                unsafe_no_sandbox=args.unsafe_no_sandbox,
+                rescan=args.rescan,
+                local_cluster=not (args.scheduler or os.environ.get("COURSE_DASK_SCHEDULER")),
+                echo=lambda line: print(line, flush=True),
+            )
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, lambda *_signal: service.stop())
+            service.run()
+    except dask_cluster.ClusterError as error:
+        print(_("Live grading stopped: {error}").format(error=error), file=sys.stderr)
+        return 3
+    print(_("Live grading stopped."), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""A learner's feedback, made and released the moment their attempt is graded.
+
+A graded attempt: stock `generate_feedback` for that learner with the course's
+config (its preprocessors: hidden tests cleared, tracebacks cut, the Korean
+summary) and the safe exchange's `release_feedback`, through nbgrader's own
+API as formgrader calls them. An attempt the policy held back: a short note,
+released by the same release class as that submission's page, so stock
+`nbgrader fetch_feedback` brings it beside the submission it answers.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import os
+import shutil
+from pathlib import Path
+
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+
+from coursekit.core.messages import N_, _
+from coursekit.exchange.transfer import SafeExchangeReleaseFeedback, read_small
+from coursekit.live.attempts import TOO_MANY, attempt_id
+
+NOTES = "live/notes"  # under the course root: each note's page before it is released
+
+TITLE = N_("Submission kept, not graded")
+TOO_SOON_NOTE = N_(
+    "This submission (received {submitted}) is kept, but it is not graded: a submission "
+    "is graded at most once every {interval} seconds. Submit again from {next_at} and it "
+    "will be graded."
+)
+TOO_MANY_NOTE = N_(
+    "This submission (received {submitted}) is kept, but it is not graded: this "
+    "assignment has been graded {most} times for you, the most there may be."
+)
+
+
+class FeedbackError(RuntimeError):
+    """nbgrader could not make or release a page (its log says why)."""
+
+
+class Publisher:
+    def __init__(self, root: Path, config):
+        self.root, self.config = Path(root), config
+        self.api = NbGraderAPI(
+            CourseDirectory(config=config), Authenticator(config=config), config=config
+        )
+
+    def _check(self, what: str, result: dict) -> None:
+        if not result or not result.get("success"):
+            detail = (result or {}).get("error") or (result or {}).get("log", "")
+            raise FeedbackError(f"nbgrader {what}: {detail[-2000:]}")
+
+    def graded(self, assignment: str, learner: str) -> None:
+        """generate_feedback, then release_feedback, for this learner alone."""
+        self._check("generate_feedback", self.api.generate_feedback(assignment, learner, True))
+        self._check("release_feedback", self.api.release_feedback(assignment, learner))
+
+    def note(self, entry, inbound: Path, outcome: str, when: dict) -> None:
+        """The note of a held-back submission, released under that submission's secret."""
+        folder = inbound / entry.name
+        secret = read_small(str(folder / "submission_secret.txt"))
+        staging = self.root / NOTES / attempt_id(entry.name)
+        pages = staging / "feedback" / entry.learner / entry.assignment
+        shutil.rmtree(staging, ignore_errors=True)
+        pages.mkdir(parents=True)
+        (pages / "submission_secret.txt").write_text(secret, encoding="utf-8")
+        (pages / "timestamp.txt").write_text(when["submitted"], encoding="utf-8")
+        text = _(TOO_MANY_NOTE if outcome == TOO_MANY else TOO_SOON_NOTE).format(**when)
+        page = note_page(_(TITLE), text)
+        for notebook in sorted(p.name for p in os.scandir(folder) if p.name.endswith(".ipynb")):
+            (pages / f"{notebook[: -len('.ipynb')]}.html").write_text(page, encoding="utf-8")
+        config = copy.deepcopy(self.config)  # Config.copy() shares its sections
+        config.CourseDirectory.root = str(staging)
+        config.CourseDirectory.assignment_id = entry.assignment
+        config.CourseDirectory.student_id = entry.learner
+        SafeExchangeReleaseFeedback(
+            coursedir=CourseDirectory(config=config),
+            authenticator=Authenticator(config=config),
+            config=config,
+        ).start()
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def note_page(title: str, text: str) -> str:
+    """A page with no script and no link: two lines of escaped text."""
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title></head>\n"
+        f"<body><h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p></body></html>\n"
+    )

@@ -1,0 +1,428 @@
+"""`make live` against a class of real local accounts (coursekit/live/, issue 31).
+
+A scratch course and exchange as tests/test_exchange_untrusted.py makes them
+(accounts `tpx-…`, removed at the end): each learner submits with nbgrader's
+own exchange submit (the course's class, in a fork that has become their
+account: the course's interpreter lives under /root, which they cannot enter)
+while `coursekit live` runs as the instructor, and fetches what it released
+with nbgrader's own fetch_feedback. Then the service is SIGKILLed while it
+grades a class that submitted while it was down, and started again.
+
+No wall-clock assert: every wait polls with a generous bound.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from coursekit.authoring.release import venv_environment
+from coursekit.cluster.driver import LEDGER
+from coursekit.cluster.task import read_submission
+from coursekit.live import attempts
+from coursekit.simulate import learner_actions, submissions
+from coursekit.simulate.instructor import Instructor
+from tests.course_sandbox import ROOT, CourseSandbox
+from tests.test_exchange_untrusted import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    Class,
+    as_account,
+    reference_lines,
+)
+
+pytestmark = pytest.mark.xdist_group("live")
+
+WAIT = 600  # seconds: a bound on each wait, never a measurement
+WRONG = "split_heads__reshape_without_transpose"  # a catalog mistake with a misconception
+KILL_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+LIVE = [sys.executable, "-m", "coursekit", "live"]
+FLOOD = 4  # submits in a row by one learner
+DOWN_CLASS = ("b1", "b2", "b3", "b4")  # submit while the service is down
+
+
+class Live(Class):
+    """The class, and the live service's runs on it."""
+
+    def __init__(self, root: Path, exchange: Path, homes: Path):
+        super().__init__(root, exchange, homes)
+        self.runs: list[Path] = []  # each run's output
+
+    def start(self) -> subprocess.Popen:
+        log = self.root / f"live-run-{len(self.runs) + 1}.log"
+        self.runs.append(log)
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [*LIVE, "--root", str(self.root), "-j", "2", "--rescan", "1"],
+                cwd=self.root,
+                env=venv_environment(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its cluster and kernels: one group to kill
+            )
+
+    def output(self) -> str:
+        return "".join(log.read_text(encoding="utf-8", errors="replace") for log in self.runs)
+
+    def submit(self, role: str, nb) -> None:
+        self.give(role, nb, f"course/{ASSIGNMENT}/{NOTEBOOK}")
+        workspace = self.home(role) / "course"
+        learner = self.accounts[role]
+        as_account(
+            learner,
+            self.home(role),
+            lambda: learner_actions.submit(self.course, workspace, learner, ASSIGNMENT),
+        )
+
+    def fetch_feedback(self, role: str) -> dict[str, str]:
+        """Each fetched page's text (tags stripped), by the submission's time folder."""
+        workspace = self.home(role) / "course"
+        learner = self.accounts[role]
+        as_account(
+            learner,
+            self.home(role),
+            lambda: learner_actions.fetch_feedback(self.course, workspace, learner, ASSIGNMENT),
+        )
+        folder = workspace / ASSIGNMENT / "feedback"
+        return {
+            page.parent.name: text_of(page.read_text(encoding="utf-8"))
+            for page in sorted(folder.glob(f"*/{NOTEBOOK[: -len('.ipynb')]}.html"))
+        }
+
+    def records(self, role: str) -> list[attempts.Attempt]:
+        return attempts.of_learner(self.root, ASSIGNMENT, self.accounts[role])
+
+    def entries(self, role: str) -> list[str]:
+        """The learner's own inbound folders (not one a classmate planted in their name)."""
+        uid = pwd.getpwnam(self.accounts[role]).pw_uid
+        found = self.inbound.glob(f"{self.accounts[role]}+{ASSIGNMENT}+*")
+        return sorted(p.name for p in found if p.lstat().st_uid == uid)
+
+    def ledger(self) -> dict[str, tuple]:
+        with self.course.gradebook() as gb:
+            rows = gb.db.execute(LEDGER.select().where(LEDGER.c.assignment == ASSIGNMENT))
+            return {row.student: (row.digest, row.graded_at) for row in rows}
+
+
+def text_of(page: str) -> str:
+    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def wait_for(what: str, done, proc: subprocess.Popen | None = None, c: Live | None = None):
+    deadline = time.monotonic() + WAIT
+    while not done():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(
+                f"the service exited ({proc.returncode}) before {what}:\n"
+                f"{c.output()[-4000:] if c else ''}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {WAIT} s:\n{c.output()[-4000:] if c else ''}")
+        time.sleep(0.5)
+
+
+def handled(c: Live, roles) -> bool:
+    return all(len(c.records(r)) == len(c.entries(r)) > 0 for r in roles)
+
+
+def stop(proc: subprocess.Popen) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=WAIT)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    exchange = Path(tempfile.mkdtemp(prefix="tpx-exchange-", dir="/tmp"))
+    homes = Path(tempfile.mkdtemp(prefix="tpx-homes-", dir="/tmp"))
+    exchange.chmod(0o1777)
+    homes.chmod(0o755)
+    c = Live(tmp_path_factory.mktemp("live_course"), exchange, homes)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
+        try:
+            for role in ("wrong", "killer", "honest", "planter", "flooder", *DOWN_CLASS):
+                c.add_account(role)
+            yield run_workshop(c)
+        finally:
+            for proc in getattr(c, "procs", []):
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            c.remove_accounts()
+            shutil.rmtree(exchange, ignore_errors=True)
+            shutil.rmtree(homes, ignore_errors=True)
+
+
+def run_workshop(c: Live) -> Live:
+    (c.root / "solutions").mkdir()
+    shutil.copy(ROOT / "solutions" / f"{ASSIGNMENT}.py", c.root / "solutions")
+    (c.root / "solutions" / "__init__.py").write_text("")
+    shutil.copytree(ROOT / "grader_tests", c.root / "grader_tests")
+    with (c.root / "nbgrader_config.py").open("a", encoding="utf-8") as fh:
+        # long enough that the resubmit below is inside it on any machine
+        fh.write("\nc.LiveGrading.min_interval = 3600\n")
+    instructor = Instructor(c.root)
+    instructor.generate_assignment(ASSIGNMENT)
+    instructor.release_assignment(ASSIGNMENT)
+    assert c.course.config.Exchange.root == str(c.exchange)
+    release_nb = c.course.release_notebook(ASSIGNMENT)
+    source_nb = c.course.source_notebook(ASSIGNMENT)
+    c.reference = submissions.fill(release_nb, source_nb)
+    c.wrong = submissions.fill(
+        release_nb, source_nb, replace={"split_heads": catalog_source(WRONG)}
+    )
+    killer = submissions.fill(
+        release_nb, source_nb, replace={"split_heads": KILL_KERNEL + catalog_source(WRONG)}
+    )
+    c.procs = []
+
+    # -- the service running: submits graded, a resubmit held back, pages fetched
+    first = c.start()
+    c.procs.append(first)
+    c.submit("wrong", c.wrong)
+    c.submit("killer", killer)
+    c.submit("honest", c.reference)
+    # the wrong notebook in honest's name, by another account
+    c.planted = Path(c.attack("planter", c.wrong, name=c.accounts["honest"])).name
+    wait_for(
+        "record of each first submit", lambda: handled(c, ("wrong", "killer", "honest")), first, c
+    )
+    c.submit("wrong", c.reference)  # at once: inside the interval
+    for _ in range(FLOOD):
+        c.submit("flooder", c.reference)
+    wait_for(
+        "records of the resubmit and the flood", lambda: handled(c, ("wrong", "flooder")), first, c
+    )
+    c.pages = {role: c.fetch_feedback(role) for role in ("wrong", "killer", "honest")}
+    c.first_exit = stop(first)
+
+    # -- a class submits while the service is down; it is killed while grading them
+    for i, role in enumerate(DOWN_CLASS):
+        c.submit(role, c.wrong if i % 2 else c.reference)
+    c.submit(DOWN_CLASS[0], c.wrong)  # later than its first: held back, whatever comes first
+    second = c.start()
+    c.procs.append(second)
+    collected = [c.root / "submitted" / c.accounts[r] / ASSIGNMENT for r in DOWN_CLASS]
+    wait_for("a collected submission", lambda: any(p.is_dir() for p in collected), second, c)
+    os.killpg(second.pid, signal.SIGKILL)
+    second.wait()
+    c.recorded_at_kill = {r for r in DOWN_CLASS if c.records(r)}
+    c.ledger_at_kill = c.ledger()
+    third = c.start()
+    c.procs.append(third)
+    wait_for("records of the class after the restart", lambda: handled(c, DOWN_CLASS), third, c)
+    # Ctrl-C in the terminal: SIGINT to the whole group, the cluster's processes too
+    os.killpg(third.pid, signal.SIGINT)
+    c.third_exit = third.wait(timeout=WAIT)
+    c.stock = stock_autograde(c, ("wrong", "killer", "honest", "flooder", *DOWN_CLASS))
+    return c
+
+
+def catalog_source(key: str) -> str:
+    from coursekit.simulate.demo import catalogs
+
+    (entry,) = [e for e in catalogs()[ASSIGNMENT].mistakes if f"{e.function}__{e.key}" == key]
+    return entry.source
+
+
+def stock_autograde(c: Live, roles) -> dict:
+    """Stock `nbgrader autograde` of the same submitted folders in a course of its own."""
+    folder = c.root.parent / f"{c.root.name}-stock"
+    folder.mkdir()
+    copy = CourseSandbox(folder)
+    for folder in ("solutions", "grader_tests"):
+        shutil.copytree(c.root / folder, copy.root / folder)
+    Instructor(copy.root).generate_assignment(ASSIGNMENT)
+    for role in roles:
+        learner = c.accounts[role]
+        shutil.copytree(
+            c.root / "submitted" / learner / ASSIGNMENT,
+            copy.root / "submitted" / learner / ASSIGNMENT,
+        )
+    copy.autograde(ASSIGNMENT)
+    return copy.scores(ASSIGNMENT)
+
+
+# -- graded on submit ---------------------------------------------------------------
+
+
+def test_each_submit_is_graded_and_recorded_with_its_points(live):
+    points = live.course.max_scores(ASSIGNMENT)
+    for role in ("wrong", "killer", "honest"):
+        record = live.records(role)[0]
+        assert record.outcome == attempts.GRADED, record
+        assert record.entry == live.entries(role)[0]
+        assert set(record.cells) <= set(points) and record.cells
+        assert all(cell["max"] == points[name] for name, cell in record.cells.items())
+    honest = live.records("honest")[0]
+    assert all(cell["points"] == cell["max"] for cell in honest.cells.values())
+    assert not honest.failed
+    wrong = live.records("wrong")[0]
+    assert any(r["function"] == "split_heads" for r in wrong.failed.values()), wrong.failed
+    assert wrong.failed == live.course.autograded_verdicts(live.accounts["wrong"], ASSIGNMENT)
+
+
+def test_the_fetched_page_shows_the_misconception_and_its_seed(live):
+    wrong = live.records("wrong")[0]
+    graded = [text for text in live.pages["wrong"].values() if "split_heads" in text]
+    assert len(graded) == 1, list(live.pages["wrong"])
+    split_heads = [r for r in wrong.failed.values() if r["function"] == "split_heads"]
+    assert split_heads
+    for verdict in split_heads:
+        assert verdict["misconception"], verdict
+        assert verdict["misconception"]["title"] in graded[0]
+        assert str(verdict["case"]["seed"]) in graded[0]
+
+
+def test_no_fetched_page_holds_a_hidden_test_or_the_reference(live):
+    """Lines of the reference, the hidden checks and the hidden test cells: none on a page,
+    but for those the learner's own notebook holds (it shows their code)."""
+    hidden = [
+        line.strip()
+        for cell in live.course.source_notebook(ASSIGNMENT).cells
+        if "### BEGIN HIDDEN TESTS" in cell.source
+        for line in cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].splitlines()
+        if len(line.strip()) > 20 and "END HIDDEN TESTS" not in line
+    ]
+    assert hidden
+    for role, pages in live.pages.items():
+        learner = live.accounts[role]
+        nb = nbformat.read(live.root / "submitted" / learner / ASSIGNMENT / NOTEBOOK, 4)
+        own = "\n".join(cell.source for cell in nb.cells)
+        secret = [line for line in reference_lines(live) + hidden if line not in own]
+        for text in pages.values():
+            leaked = [line for line in secret if line in text]
+            assert not leaked, (role, leaked[:5])
+
+
+def test_a_resubmit_inside_the_interval_is_kept_and_gets_the_note(live):
+    first, second = live.records("wrong")
+    assert second.outcome == attempts.TOO_SOON and not second.cells
+    assert second.next_at is not None and second.next_at > first.submitted_at
+    assert len(live.entries("wrong")) == 2  # nbgrader keeps every submission
+    notes = [text for text in live.pages["wrong"].values() if "split_heads" not in text]
+    assert len(notes) == 1, (second.errors, list(live.pages["wrong"]))
+    (note,) = notes
+    assert "채점하지 않았습니다" in note and "3600초" in note
+
+
+def test_a_notebook_that_kills_its_kernel_costs_only_itself(live):
+    (record,) = live.records("killer")
+    assert record.outcome == attempts.GRADED and not record.errors
+    assert sum(c["points"] for c in record.cells.values()) < sum(
+        c["max"] for c in record.cells.values()
+    )
+    assert len(live.pages["killer"]) == 1
+    honest = live.records("honest")[0]
+    assert all(cell["points"] == cell["max"] for cell in honest.cells.values())
+
+
+def test_a_submission_in_a_classmates_name_is_refused_and_costs_only_itself(live):
+    assert live.planted not in {a.entry for a in attempts.every(live.root)}
+    (record,) = live.records("honest")
+    assert record.entry != live.planted
+    assert all(cell["points"] == cell["max"] for cell in record.cells.values())
+    report = json.loads((live.root / "reports" / "exchange_incidents.json").read_text("utf-8"))
+    refused = report[ASSIGNMENT][live.accounts["honest"]]
+    assert any(live.accounts["planter"] in item["reason"] for item in refused), refused
+
+
+def test_a_flood_of_submits_is_graded_once_and_the_rest_get_notes(live):
+    records = live.records("flooder")
+    assert len(records) == len(live.entries("flooder")) == FLOOD
+    assert [r.outcome for r in records] == [attempts.GRADED] + [attempts.TOO_SOON] * (FLOOD - 1)
+    assert all(cell["points"] == cell["max"] for cell in records[0].cells.values())
+
+
+def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
+    assert live.first_exit == 0 and live.third_exit == 0
+    assert live.output().count("실시간 채점을 멈췄습니다.") == 2
+    assert "KeyboardInterrupt" not in live.output()  # the workers left the stop to the service
+
+
+# -- nothing lost, nothing twice ------------------------------------------------------
+
+
+def test_killed_while_grading_and_restarted_every_submission_is_graded_once(live):
+    assert live.recorded_at_kill != set(DOWN_CLASS), "the kill came after the class was done"
+    output = live.output()
+    for role in ("wrong", "killer", "honest", "flooder", *DOWN_CLASS):
+        learner = live.accounts[role]
+        graded = re.findall(rf"^{re.escape(learner)} {ASSIGNMENT}: 채점했습니다", output, re.M)
+        assert len(graded) == 1, (role, graded)
+        assert len(live.records(role)) == len(live.entries(role))
+    ledger = live.ledger()
+    for role in DOWN_CLASS:
+        learner = live.accounts[role]
+        assert ledger[learner][0] == read_submission(live.root, ASSIGNMENT, learner).digest
+        if role in live.recorded_at_kill:  # its row is not written again
+            assert ledger[learner] == live.ledger_at_kill[learner]
+
+
+def test_a_learners_submissions_are_handled_in_the_order_the_exchange_received_them(live):
+    first, second = live.records(DOWN_CLASS[0])
+    assert first.submitted_at < second.submitted_at
+    assert (first.outcome, second.outcome) == (attempts.GRADED, attempts.TOO_SOON)
+    assert all(cell["points"] == cell["max"] for cell in first.cells.values())  # the reference
+
+
+def test_the_gradebook_equals_stock_autograde_of_the_same_attempts(live):
+    assert live.course.scores(ASSIGNMENT) == live.stock
+
+
+# -- the policy and the record, alone --------------------------------------------------
+
+
+def attempt_at(when: str, outcome: str = attempts.GRADED) -> attempts.Attempt:
+    return attempts.Attempt("x", ASSIGNMENT, f"x+{ASSIGNMENT}+{when}", when, outcome=outcome)
+
+
+def test_the_policy_holds_back_a_submit_inside_the_interval_or_past_the_most():
+    from datetime import datetime, timedelta
+
+    from traitlets.config import Config
+
+    from coursekit.live.policy import LiveGrading
+
+    config = Config()
+    config.LiveGrading.min_interval = 60
+    config.LiveGrading.max_attempts = 2
+    config.LiveGrading.per_assignment = {"other": {"min_interval": 0, "max_attempts": 5}}
+    policy = LiveGrading(config=config)
+    start = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+    first = [attempt_at(start.isoformat())]
+    assert policy.decide(ASSIGNMENT, [], start).outcome == attempts.GRADED
+    soon = policy.decide(ASSIGNMENT, first, start + timedelta(seconds=59))
+    assert soon.outcome == attempts.TOO_SOON and soon.next_at == start + timedelta(seconds=60)
+    assert policy.decide(ASSIGNMENT, first, start + timedelta(seconds=60)).outcome == "graded"
+    # a held-back attempt does not count, nor move the interval
+    held = [*first, attempt_at((start + timedelta(seconds=30)).isoformat(), attempts.TOO_SOON)]
+    assert policy.decide(ASSIGNMENT, held, start + timedelta(seconds=61)).outcome == "graded"
+    two = [*first, attempt_at((start + timedelta(seconds=90)).isoformat())]
+    assert policy.decide(ASSIGNMENT, two, start + timedelta(hours=1)).outcome == attempts.TOO_MANY
+    assert policy.decide("other", two, start + timedelta(seconds=91)).outcome == "graded"
+
+
+def test_a_record_is_written_whole_and_read_back(tmp_path):
+    record = attempt_at("2026-12-03T09:00:00+00:00")
+    record.cells = {"split_heads_seed": {"points": 0.0, "max": 1.0}}
+    path = attempts.write(tmp_path, record)
+    assert path.parent == tmp_path / attempts.FOLDER / ASSIGNMENT / "x"
+    assert attempts.read(path) == record
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    assert attempts.of_learner(tmp_path, ASSIGNMENT, "x") == [record] == attempts.every(tmp_path)
