@@ -39,7 +39,6 @@ NOT_YET_CONVERTED = {
     "hub",
     "simulate",
     # the first half, after core/
-    "checks",
     "sandbox",
 }
 TEMPLATES_NOT_YET_CONVERTED = {
@@ -223,3 +222,36 @@ def test_an_unknown_language_is_refused_naming_those_there_are(tmp_path):
         messages.use("fr")
     with pytest.raises(messages.UnknownLanguageError):
         messages.translation("ko_KR")
+
+
+def test_reading_a_config_never_changes_the_language_a_block_speaks(tmp_path):
+    """A process may read several courses' configs (configure(c) runs in each): only a
+    command's root or a `speaking` block chooses."""
+    english = course(
+        tmp_path / "english",
+        'c.CourseKit.language = "en"\n'
+        "from coursekit.learner.validation import configure\nconfigure(c)",
+    )
+    messages.use("ko")
+    assert CourseKit.of(english).language == "en"
+    assert messages.language() == "ko"
+    with messages.speaking("en"):
+        assert incidents.worker_lost(2).text.startswith("The worker processes")
+        with messages.speaking("ko"):
+            assert not incidents.worker_lost(2).text.isascii()
+        assert messages.language() == "en"
+    assert messages.language() == "ko"
+
+
+def test_validate_speaks_the_language_of_the_config_it_configures(tmp_path):
+    from traitlets.config import Config
+
+    from coursekit.learner import validation
+
+    for language, failed in (("ko", "검사 결과:"), ("en", "Check result:")):
+        c = Config()
+        c.CourseKit.language = language
+        validation.configure(c)
+        assert c.Validator.failed_warning.startswith(failed)
+        assert c.Validator.Execute.on_cell_start.keywords == {"language": language}
+    assert messages.language() == "ko"  # the working folder's course: configure chose nothing

@@ -8,7 +8,9 @@ the first problem found is the one reported. When a case fails, the check asks
 each `Misconception` of that function whether it explains the evidence, and
 the first one that does is named in the message.
 
-Everything a learner or TA reads is Korean; identifiers stay English.
+Everything a learner or TA reads of it is in the course's language
+(coursekit.core.messages); what a course declares (its misconceptions, its
+checks' titles) is shown as the course wrote it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from coursekit.core.messages import N_, _, ngettext
 from coursekit.sandbox.inside.code_names import code_names
 
 from .verdict import argument_record, describe_case_record, misconception_sentence
@@ -50,7 +53,7 @@ class Case:
         }
 
     def describe(self) -> str:
-        """`무작위 모양 · seed 3203 — M (5, 12), h=3`."""
+        """`random shapes · seed 3203 — M (5, 12), h=3`."""
         return describe_case_record(self.record())
 
 
@@ -175,17 +178,20 @@ def format_value(value: Any, at: tuple[int, ...] | None = None) -> str:
                 else (0,) * (value.ndim - 2)
             )
             shown = value[lead]
-            where = f", 그중 [{', '.join(map(str, lead))}] 조각"
+            where = _(", its slice [{index}]").format(index=", ".join(map(str, lead)))
         with np.printoptions(precision=3, suppress=True, threshold=20, edgeitems=3, linewidth=72):
             body = np.array2string(shown, prefix="        ")
-        return f"모양 {value.shape} {value.dtype}{where}\n        {body}"
+        head = _("shape {shape} {dtype}").format(shape=value.shape, dtype=value.dtype)
+        return f"{head}{where}\n        {body}"
     if isinstance(value, tuple | list):
-        return f"{type(value).__name__} 길이 {len(value)}"
+        return _("{type} of length {length}").format(type=type(value).__name__, length=len(value))
     return repr(value)
 
 
-def compare(got: Any, expected: Any, what: str = "반환값") -> Mismatch | None:
-    """Compare in a fixed order and return the first problem, or None if they agree."""
+def compare(got: Any, expected: Any, what: str | None = None) -> Mismatch | None:
+    """Compare in a fixed order and return the first problem, or None if they agree.
+    `what`: the compared value's name in the problem (default: the return value)."""
+    what = _("the return value") if what is None else what
     if isinstance(expected, tuple):
         return _compare_tuple(got, expected, what)
     if isinstance(expected, np.ndarray):
@@ -196,14 +202,17 @@ def compare(got: Any, expected: Any, what: str = "반환값") -> Mismatch | None
 def _compare_tuple(got: Any, expected: tuple, what: str) -> Mismatch | None:
     names = ("output", "weights") if len(expected) == 2 else tuple(range(len(expected)))
     if got is None:
-        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", "", "")
+        return Mismatch(_returned_none(what), "", "")
     if not isinstance(got, tuple | list) or len(got) != len(expected):
         kind = type(got).__name__
-        shown = f"{kind} 모양 {got.shape}" if isinstance(got, np.ndarray) else kind
+        shown = kind
+        if isinstance(got, np.ndarray):
+            shown = _("{type} of shape {shape}").format(type=kind, shape=got.shape)
         return Mismatch(
-            f"{what}: ({', '.join(map(str, names))}) 두 값을 튜플로 돌려줘야 하는데 "
-            f"{shown} 을(를) 돌려줬습니다",
-            f"길이 {len(expected)} 튜플",
+            _(
+                "{what}: should return the two values ({names}) as a tuple, but returned {shown}"
+            ).format(what=what, names=", ".join(map(str, names)), shown=shown),
+            _("a tuple of length {length}").format(length=len(expected)),
             shown,
         )
     for name, got_item, expected_item in zip(names, got, expected, strict=True):
@@ -231,35 +240,54 @@ def _array_problem(
 ) -> tuple[str, tuple[int, ...] | None] | None:
     """The first problem in the fixed order None → type → shape → dtype → nan/inf → values.
 
-    Returns the Korean sentence and the element it names (or None), or None
-    when the arrays agree.
+    Returns the sentence and the element it names (or None), or None when the
+    arrays agree.
     """
     if got is None:
-        return f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", None
+        return _returned_none(what), None
     if not isinstance(got, np.ndarray):
-        return f"{what}: NumPy 배열이 아니라 {type(got).__name__} 을(를) 돌려줬습니다", None
+        problem = _("{what}: returned {type}, not a NumPy array")
+        return problem.format(what=what, type=type(got).__name__), None
     if got.shape != expected.shape:
-        return f"{what}: 모양이 다릅니다 — 기대 {expected.shape}, 받음 {got.shape}", None
+        problem = _("{what}: the shape differs — expected {expected}, got {got}")
+        return problem.format(what=what, expected=expected.shape, got=got.shape), None
     if expected.dtype == bool:
         if got.dtype != bool:
-            return f"{what}: bool 배열이어야 하는데 dtype 이 {got.dtype} 입니다", None
+            problem = _("{what}: should be a bool array, but its dtype is {dtype}")
+            return problem.format(what=what, dtype=got.dtype), None
         wrong = np.argwhere(np.asarray(got) != expected)
         if len(wrong):
             where = tuple(int(i) for i in wrong[0])
+            problem = ngettext(
+                "{what}: {count} element differs (the first at {where}: "
+                "expected {expected}, got {got})",
+                "{what}: {count} elements differ (the first at {where}: "
+                "expected {expected}, got {got})",
+                len(wrong),
+            )
             return (
-                f"{what}: {len(wrong)} 칸이 다릅니다 (처음 다른 칸 {list(where)}: "
-                f"기대 {bool(expected[where])}, 받음 {bool(got[where])})",
+                problem.format(
+                    what=what,
+                    count=len(wrong),
+                    where=list(where),
+                    expected=bool(expected[where]),
+                    got=bool(got[where]),
+                ),
                 where,
             )
         return None
     if got.dtype.kind not in "f":
         # float32 is as right as float64: only the values are compared below.
-        return f"{what}: 실수(float) 배열이어야 하는데 dtype 이 {got.dtype} 입니다", None
+        problem = _("{what}: should be a float array, but its dtype is {dtype}")
+        return problem.format(what=what, dtype=got.dtype), None
     # A plain float64 copy: learner subclasses and views cannot affect the comparison.
     values = np.array(got, dtype=np.float64)
     if not np.all(np.isfinite(values)):
         bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
-        return f"{what}: nan 또는 inf 가 {bad} 칸 있습니다", None
+        problem = ngettext(
+            "{what}: {count} element is nan or inf", "{what}: {count} elements are nan or inf", bad
+        )
+        return problem.format(what=what, count=bad), None
     reference = np.asarray(expected, dtype=np.float64)
     ratio = excess(values, reference)
     outside = ~(ratio <= 1.0)
@@ -281,12 +309,30 @@ def _value_problem(
     want, have = float(expected[where]), float(values[where])
     difference = abs(have - want)
     allowed = float(tolerance(expected)[where])
-    relative = f"상대 차이 {difference / abs(want):.3g}" if want else "기대가 0 이라 상대 차이 없음"
+    if want:
+        relative = _("relative difference {relative}").format(
+            relative=f"{difference / abs(want):.3g}"
+        )
+    else:
+        relative = _("no relative difference, as 0 was expected")
     want_text, have_text = _distinct_numbers(want, have)
+    problem = _(
+        "{what}: the values differ — {outside} of {size} elements are outside the tolerance. "
+        "The element furthest out, {where}: expected {expected}, got {got} "
+        "(difference {difference}, {relative}; this element's allowed difference {allowed})"
+    )
     return (
-        f"{what}: 값이 다릅니다 — {values.size}칸 중 {int(outside.sum())}칸이 허용 오차 밖입니다. "
-        f"가장 크게 벗어난 칸 {list(where)}: 기대 {want_text}, 받음 {have_text} "
-        f"(차이 {difference:.3g}, {relative}; 이 칸의 허용 차이 {allowed:.3g})",
+        problem.format(
+            what=what,
+            outside=int(outside.sum()),
+            size=values.size,
+            where=list(where),
+            expected=want_text,
+            got=have_text,
+            difference=f"{difference:.3g}",
+            relative=relative,
+            allowed=f"{allowed:.3g}",
+        ),
         where,
     )
 
@@ -302,16 +348,22 @@ def _distinct_numbers(want: float, have: float) -> tuple[str, str]:
 
 def _compare_int(got: Any, expected: int, what: str) -> Mismatch | None:
     if got is None:
-        return Mismatch(f"{what}: None 을 돌려줬습니다 (return 을 빠뜨렸나요?)", repr(expected), "")
+        return Mismatch(_returned_none(what), repr(expected), "")
     if isinstance(got, bool) or not isinstance(got, int | np.integer):
+        problem = _("{what}: should be an integer (int), but returned {type} {value}")
         return Mismatch(
-            f"{what}: 정수(int)여야 하는데 {type(got).__name__} {got!r} 을(를) 돌려줬습니다",
+            problem.format(what=what, type=type(got).__name__, value=repr(got)),
             repr(expected),
             repr(got),
         )
     if int(got) != expected:
-        return Mismatch(f"{what}: 기대 {expected}, 받음 {int(got)}", "", "")
+        problem = _("{what}: expected {expected}, got {got}")
+        return Mismatch(problem.format(what=what, expected=expected, got=int(got)), "", "")
     return None
+
+
+def _returned_none(what: str) -> str:
+    return _("{what}: returned None (a missing return?)").format(what=what)
 
 
 def same(got: Any, predicted: Any) -> bool:
@@ -327,7 +379,7 @@ def same(got: Any, predicted: Any) -> bool:
 
 @dataclass(frozen=True)
 class Misconception:
-    """A known mistake: how to recognise it and what to say about it (Korean).
+    """A known mistake: how to recognise it and what to say about it.
 
     `predict(*args)` gives what the mistaken code would return for a case;
     `detect(evidence)` decides from the evidence itself (the returned value,
@@ -339,6 +391,9 @@ class Misconception:
     advice: str
     predict: Callable[..., Any] | None = None
     detect: Callable[[Evidence], bool] | None = None
+    # coursekit's own (the generic ones below): title and advice are msgids, said in the
+    # course's language; a course's misconceptions are shown as the course wrote them.
+    ours: bool = False
 
     def explains(self, evidence: Evidence) -> bool:
         try:
@@ -353,7 +408,8 @@ class Misconception:
         return False
 
     def record(self) -> dict:
-        return {"key": self.key, "title": self.title, "advice": self.advice}
+        title, advice = (_(self.title), _(self.advice)) if self.ours else (self.title, self.advice)
+        return {"key": self.key, "title": title, "advice": advice}
 
     def sentence(self) -> str:
         return misconception_sentence(self.record())
@@ -395,23 +451,29 @@ def uses_attribute(fn: Callable, attribute: str) -> bool:
 
 READS_NOTEBOOK_GLOBALS = Misconception(
     key="reads_notebook_globals",
-    title="함수 안에서 노트북 전역 변수(n, h, d_model …)를 읽어 씨앗 예제에서만 맞습니다",
-    advice="모양은 인자에서 꺼내 쓰세요: n, d_model = M.shape, d_head = d_model // h.",
+    title=N_(
+        "Reads the notebook globals (n, h, d_model …) inside the function: right on the seed "
+        "example only"
+    ),
+    advice=N_("Take the shapes from the arguments: n, d_model = M.shape, d_head = d_model // h."),
     detect=lambda ev: bool(ev.globals_read()),
+    ours=True,
 )
 
 MODIFIES_INPUT = Misconception(
     key="modifies_input",
-    title="인자로 받은 배열을 제자리(in place)에서 바꿨습니다",
-    advice="x -= ..., np.exp(x, out=x) 처럼 입력을 덮어쓰지 말고 새 배열을 만드세요.",
+    title=N_("Changed an array it was given in place"),
+    advice=N_("Do not overwrite the input as x -= ... or np.exp(x, out=x) do: make a new array."),
     detect=lambda ev: bool(ev.modified_args),
+    ours=True,
 )
 
 NOT_IMPLEMENTED = Misconception(
     key="not_implemented",
-    title="아직 구현하지 않았습니다 (raise NotImplementedError 가 그대로 있습니다)",
-    advice="'# 여기에 코드를 쓰세요' 자리를 채우고 raise 줄을 지우세요.",
+    title=N_("Not implemented yet (raise NotImplementedError is still there)"),
+    advice=N_("Write your code where the stub's comment is and delete the raise line."),
     detect=lambda ev: isinstance(ev.error, NotImplementedError),
+    ours=True,
 )
 
 

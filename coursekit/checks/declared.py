@@ -6,7 +6,7 @@ An assignment's module in grader_tests/ declares its checks once:
         "ch3_multihead",
         reference=solutions.ch3_multihead,
         notebook_globals={...},
-        checks=[HiddenCheck("split_heads_random_shapes", "split_heads", "무작위 모양", cases, ...), ...],
+        checks=[HiddenCheck("split_heads_random_shapes", "split_heads", "random shapes", cases, ...), ...],
     )
     globals().update(CHECKS.wrappers())
 
@@ -24,6 +24,8 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
+
+from coursekit.core.messages import _
 
 from .core import (
     READS_NOTEBOOK_GLOBALS,
@@ -134,10 +136,12 @@ class HiddenChecks:
             if rebound is not None:
                 isolated = evaluate(rebound, reference, declared.cases, self.notebook_globals)
                 if isolated.passed:
+                    note = _(
+                        "Note: {function} itself is right. One of the functions it calls "
+                        "({helpers}) is wrong, and lost points in the checks before."
+                    )
                     print(
-                        f"참고: {declared.function} 자체는 맞습니다. 안에서 부르는 함수"
-                        f"({', '.join(declared.helpers)}) 중 틀린 것이 있어 앞의 검사에서 "
-                        "점수를 잃었습니다."
+                        note.format(function=declared.function, helpers=", ".join(declared.helpers))
                     )
                     return
                 outcome = isolated

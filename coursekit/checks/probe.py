@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from coursekit.core.messages import _
+
 from .core import same
 
 PROBE_CASES = 3  # several, because one small case can hide a mistake (a wrong axis on a square)
@@ -73,7 +75,7 @@ def error_name(error: BaseException) -> str:
 
 def result_record(results: Sequence[tuple[Any, Any, BaseException | None]], expected: list) -> dict:
     """The probe record from `invoke_all`'s (value, arguments after, error) per probe case."""
-    for _, _, error in results:
+    for _value, _after, error in results:
         if error is not None:
             name = error_name(error)
             message = CONTROL.sub(" ", f"{name}: {_text(error).strip()}").strip().rstrip(":")
@@ -83,7 +85,7 @@ def result_record(results: Sequence[tuple[Any, Any, BaseException | None]], expe
                 "summary": name,
                 "error": message[:TEXT_LIMIT],
             }
-    got = [value for value, _, _ in results]
+    got = [value for value, _after, _error in results]
     agrees = all(same(g, e) for g, e in zip(got, expected, strict=True))
     try:
         text = json.dumps(canonical(got), sort_keys=True, default=str)
@@ -96,7 +98,7 @@ def result_record(results: Sequence[tuple[Any, Any, BaseException | None]], expe
 
 def undefined_record(function: str) -> dict:
     """The probe record of a name that is not a function."""
-    message = f"{function} 이(가) 정의되어 있지 않습니다"
+    message = _("{function} is not defined").format(function=function)
     return {"digest": f"{ERROR}undefined", "agrees": False, "summary": "", "error": message}
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from coursekit.core.messages import _
+
 from .core import ATOL, RTOL, Case, compare, format_value
 from .declared import checks_of
 
@@ -34,7 +36,9 @@ def tolerance_line(expected: Any) -> str | None:
     if not isinstance(expected, np.ndarray) or expected.dtype.kind != "f" or not expected.size:
         return None
     largest = float(np.abs(expected).max())
-    return f"허용 오차: 칸마다 |받음 - 기대| <= {ATOL:g} + {RTOL:g} × (|기대| + {largest:.4g})"
+    return _(
+        "tolerance: per element |got - expected| <= {atol} + {rtol} × (|expected| + {largest})"
+    ).format(atol=f"{ATOL:g}", rtol=f"{RTOL:g}", largest=f"{largest:.4g}")
 
 
 def load_result(path: str) -> Any:
@@ -84,13 +88,14 @@ def main(argv=None) -> int:
     if args.got:
         mismatch = compare(load_result(args.got), expected)
         if mismatch is None:
-            print(f"{args.got}: 기대한 결과와 같습니다 (허용 오차 안).")
+            same = _("the same as the expected result (within the tolerance).")
+            print(f"{args.got}: {same}")
             return 0
         print(f"{args.got}: {mismatch.problem}")
         if mismatch.expected:
-            print(f"  기대: {mismatch.expected}")
+            print("  " + _("expected: {value}").format(value=mismatch.expected))
         if mismatch.got:
-            print(f"  받음: {mismatch.got}")
+            print("  " + _("got: {value}").format(value=mismatch.got))
         return 1
     return 0
 

@@ -1,4 +1,4 @@
-"""What a failed hidden check found, as a record, and the Korean message rendered from it.
+"""What a failed hidden check found, as a record, and the message rendered from it.
 
 The check builds a `Verdict`; the learner and the TA read `render()`, while
 the grader stores `to_record()` (plain JSON) in the autograded notebook's
@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from coursekit.core.messages import _, ngettext
 
 RECORD_VERSION = 2  # 2 added `probe`
 READABLE_VERSIONS = (1, RECORD_VERSION)  # a version 1 record has no probe
@@ -41,7 +43,7 @@ def describe_argument_record(argument: dict) -> str:
 
 
 def describe_case_record(case: dict) -> str:
-    """`무작위 모양 · seed 3203 — M (5, 12), h=3`."""
+    """`random shapes · seed 3203 — M (5, 12), h=3` (the label is the check's, as declared)."""
     seed = f" · seed {case['seed']}" if case.get("seed") is not None else ""
     arguments = ", ".join(describe_argument_record(a) for a in case["arguments"])
     return f"{case['label']}{seed} — {arguments}"
@@ -107,44 +109,55 @@ class Verdict:
         return cls(**fields)
 
     def render(self) -> str:
-        """The Korean message the learner reads under the failing cell."""
+        """The message the learner reads under the failing cell, in the course's language."""
         name = self.function
         if self.outcome == NOT_CALLABLE:
-            return f"[{name}] {name} 이(가) 함수가 아닙니다: {self.error['type']}"
+            return _("[{name}] {name} is not a function: {type}").format(
+                name=name, type=self.error["type"]
+            )
+        failed = ngettext(
+            "[{name}] {check}: {failed} of {total} cases was wrong.",
+            "[{name}] {check}: {failed} of {total} cases were wrong.",
+            self.failed,
+        )
+        first = _("The first wrong case: {case}").format(case=describe_case_record(self.case))
         lines = [
-            f"[{name}] {self.check}: {self.total}개 사례 중 {self.failed}개가 틀렸습니다.",
-            f"  첫 번째로 틀린 사례: {describe_case_record(self.case)}",
+            failed.format(name=name, check=self.check, failed=self.failed, total=self.total),
+            f"  {first}",
         ]
         if self.outcome == RAISED:
-            lines.append(
-                f"  함수가 오류를 냈습니다: {self.error['type']}: {self.error['message']}".rstrip()
+            raised = _("The function raised an error: {type}: {message}").format(
+                type=self.error["type"], message=self.error["message"]
             )
+            lines.append(f"  {raised}".rstrip())
         elif self.outcome == MODIFIED_INPUT:
-            lines.append(f"  입력 {', '.join(self.modified_args)} 이(가) 호출 뒤에 바뀌었습니다.")
+            changed = _("The input {names} changed in the call.")
+            lines.append("  " + changed.format(names=", ".join(self.modified_args)))
         else:
             lines.append(f"  {self.problem}")
             if self.expected:
-                lines.append(f"  기대: {self.expected}")
+                lines.append("  " + _("expected: {value}").format(value=self.expected))
             if self.got:
-                lines.append(f"  받음: {self.got}")
+                lines.append("  " + _("got: {value}").format(value=self.got))
         if self.misconception is not None:
             lines.append("  " + misconception_sentence(self.misconception))
         if self.assignment is not None and self.seed is not None:
-            lines.append(f"  (TA 재현: {self.assignment} seed {self.seed})")
+            again = _("(TA, to reproduce: {assignment} seed {seed})")
+            lines.append("  " + again.format(assignment=self.assignment, seed=self.seed))
         return "\n".join(lines)
 
 
 def misconception_sentence(misconception: dict) -> str:
-    return (
-        f"짐작되는 실수 [{misconception['key']}]: {misconception['title']}\n"
-        f"    → {misconception['advice']}"
+    title = _("Likely mistake [{key}]: {title}").format(
+        key=misconception["key"], title=misconception["title"]
     )
+    return f"{title}\n    → {misconception['advice']}"
 
 
 class CheckFailedError(AssertionError):
     """A hidden check's failure: an AssertionError (what nbgrader scores) carrying its verdict.
 
-    `str()` is the rendered Korean message; `verdict` is the record.
+    `str()` is the rendered message; `verdict` is the record.
     """
 
     def __init__(self, verdict: Verdict):

@@ -9,10 +9,12 @@ the course's own Korean, `en`'s is the msgid unless its .po says otherwise.
 
 The language is the course's `c.CourseKit.language` (coursekit.core.course), read
 where the process is: a command chooses it for its course root (`use_course`,
-through `add_root_argument`), code handed an nbgrader config takes it from
-there (`use_config`), and anything else (stock nbgrader commands and their
-preprocessors, a Dask worker in its scratch course) reads the course of the
-working folder, "ko" when there is none. The sandbox gets no catalog: the
+through `add_root_argument`), code handed an nbgrader config speaks its
+language for what it does with it (`speaking`: Validate's configure and hooks),
+and anything else (stock nbgrader commands and their preprocessors, a Dask
+worker in its scratch course) reads the course of the working folder, "ko"
+when there is none. Loading a config never changes the process's language:
+a process may read several courses' configs. The sandbox gets no catalog: the
 code inside it says nothing a learner reads, and what the grader's side
 builds from its replies is translated there.
 
@@ -22,6 +24,7 @@ notebooks) are never looked up: they stay as the course wrote them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
 from pathlib import Path
@@ -68,11 +71,22 @@ def use_course(root: str | Path) -> None:
     use(CourseKit.of(root).language)
 
 
-def use_config(config) -> None:
-    """Speak the language an nbgrader config sets (`c.CourseKit.language`, default ko)."""
+def of_config(config) -> str:
+    """The language an nbgrader config sets (`c.CourseKit.language`, default ko)."""
     from coursekit.core.course import CourseKit
 
-    use(CourseKit(config=config).language)
+    return CourseKit(config=config).language
+
+
+@contextlib.contextmanager
+def speaking(language: str):
+    """Speak `language` inside the block, then what was spoken before."""
+    global _chosen
+    before, _chosen = _chosen, check(language)
+    try:
+        yield
+    finally:
+        _chosen = before
 
 
 def language() -> str:

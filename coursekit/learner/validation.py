@@ -44,6 +44,7 @@ ValidateApp and exits 1 when a notebook did not pass.
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import importlib
 import json
@@ -165,25 +166,26 @@ def configure(c, timeout: int | None = None) -> None:
     """Set the Validator's messages and hooks on an nbgrader config object.
 
     Call it after `c.Execute.timeout` and `c.CourseKit.language` are set: the time-out
-    message names that limit, and this process speaks that language from here on.
+    message names that limit, and the messages and the report speak that language.
     """
-    messages.use_config(c)
+    language = messages.of_config(c)
     if timeout is None:
         timeout = c.Execute.get("timeout", DEFAULT_TIMEOUT)
-    for name, template in TEMPLATES.items():
-        setattr(c.Validator, name, _(template))
-    message = _(
-        "This cell did not finish within the time limit ({timeout} s). Look for a loop "
-        "that never ends or a calculation that is too slow. Past the same limit when "
-        "graded, this cell scores 0."
-    ).format(timeout=timeout)
+    with messages.speaking(language):
+        for name, template in TEMPLATES.items():
+            setattr(c.Validator, name, _(template))
+        message = _(
+            "This cell did not finish within the time limit ({timeout} s). Look for a loop "
+            "that never ends or a calculation that is too slow. Past the same limit when "
+            "graded, this cell scores 0."
+        ).format(timeout=timeout)
     c.Validator.Execute.error_on_timeout = {
         "ename": "CellTimeoutError",
         "evalue": message,
         "traceback": [f"{RED}CellTimeoutError{RESET}: {message}"],
     }
     c.Validator.Execute.on_notebook_start = on_notebook_start
-    c.Validator.Execute.on_cell_start = on_cell_start
+    c.Validator.Execute.on_cell_start = functools.partial(on_cell_start, language=language)
 
 
 # ------------------------------------------------------------------ hooks
@@ -203,14 +205,15 @@ def on_notebook_start(notebook, **_hook_args) -> None:
     _RUNS[token] = notebook
 
 
-def on_cell_start(cell, **_hook_args) -> None:
-    """At the end marker every cell has run: write the report."""
+def on_cell_start(cell, language: str = messages.DEFAULT, **_hook_args) -> None:
+    """At the end marker every cell has run: write the report (in `language`)."""
     info = cell.get("metadata", {}).get(META_KEY, {})
     if info.get("role") != "end":
         return
     notebook = _RUNS.pop(info.get("token"), None)
     if notebook is not None:
-        VERDICTS.append(report(notebook))
+        with messages.speaking(language):
+            VERDICTS.append(report(notebook))
 
 
 # ------------------------------------------------------------------ the report
