@@ -41,10 +41,6 @@ NOT_YET_CONVERTED = {
     # the first half, after core/
     "sandbox",
 }
-TEMPLATES_NOT_YET_CONVERTED = {
-    "report.html.j2",
-    "report_learners.html.j2",
-}
 
 
 def converted(path: Path) -> bool:
@@ -114,9 +110,8 @@ def test_no_template_holds_hangul():
     """Its text is English msgids in {% trans %} blocks: no Hangul anywhere in it."""
     found = {}
     for path in sorted((LIBRARY / "core" / "templates").glob("*.j2")):
-        if path.name not in TEMPLATES_NOT_YET_CONVERTED:
-            lines = path.read_text(encoding="utf-8").splitlines()
-            found[path.name] = [n for n, line in enumerate(lines, 1) if HANGUL.search(line)]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found[path.name] = [n for n, line in enumerate(lines, 1) if HANGUL.search(line)]
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
@@ -125,9 +120,6 @@ def test_the_allowlists_name_only_what_still_has_hangul():
     for folder in NOT_YET_CONVERTED:
         sources = [p.read_text(encoding="utf-8") for p in (LIBRARY / folder).rglob("*.py")]
         assert any(hangul_literals(s) for s in sources), f"{folder} is converted: unlist it"
-    for name in TEMPLATES_NOT_YET_CONVERTED:
-        text = (LIBRARY / "core" / "templates" / name).read_text(encoding="utf-8")
-        assert HANGUL.search(text), f"{name} is converted: unlist it"
 
 
 # ------------------------------------------------------------------ the catalog files

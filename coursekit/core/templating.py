@@ -32,6 +32,7 @@ def environment(language: str) -> jinja2.Environment:
     )
     # newstyle: a translated text is escaped and formatted as `_()` in Python would be.
     env.install_gettext_translations(messages.translation(language), newstyle=True)
+    env.globals["language"] = language  # <html lang>
     return env
 
 
