@@ -139,6 +139,10 @@ planted, calls, attend = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 the_bridge = bridge.Bridge()
 client = Client(planted, the_bridge)
 session = bridge.Session(the_bridge, client, time.monotonic() + 120, the_bridge.path)
+# The course's language (its config, read once per process) before the session is measured:
+# a grading process has imported what that config imports long before its first session.
+from coursekit.core import messages
+messages.translation(messages.language())
 before = status("VmRSS")
 kept, outcome = [], "ok"
 try:

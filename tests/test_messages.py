@@ -39,7 +39,6 @@ NOT_YET_CONVERTED = {
     "hub",
     "simulate",
     # the first half, after core/
-    "sandbox",
 }
 
 
@@ -101,6 +100,40 @@ def test_no_message_is_looked_up_inside_an_f_string():
     assert lookups_in_f_strings('x = f"{_(\'Note\')}: {_(name)}"\ny = _("Note")') == [1]
     found = {
         str(path.relative_to(ROOT)): lookups_in_f_strings(path.read_text(encoding="utf-8"))
+        for path in sorted(LIBRARY.rglob("*.py"))
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def bindings_of_underscore(source: str) -> list[int]:
+    """Lines where a module that imports messages' `_` binds the name `_` again (a throwaway
+    `for _ in`, `a, _ = ...`, a `**_` parameter): inside that scope `_()` is no lookup."""
+    tree = ast.parse(source)
+    if not any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "coursekit.core.messages"
+        and any(alias.name == "_" for alias in node.names)
+        for node in ast.walk(tree)
+    ):
+        return []
+    found = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "_" and isinstance(node.ctx, ast.Store)
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            every = [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]
+            found += [arg.lineno for arg in every if arg is not None and arg.arg == "_"]
+    return sorted(found)
+
+
+def test_no_module_that_looks_up_messages_binds_the_underscore():
+    source = "from coursekit.core.messages import _\n\ndef f(**_):\n    a, _ = 1, 2\n"
+    assert bindings_of_underscore(source) == [3, 4]
+    assert bindings_of_underscore("a, _ = 1, 2\n") == []
+    found = {
+        str(path.relative_to(ROOT)): bindings_of_underscore(path.read_text(encoding="utf-8"))
         for path in sorted(LIBRARY.rglob("*.py"))
     }
     assert {path: lines for path, lines in found.items() if lines} == {}

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from coursekit.core.messages import _
 from coursekit.sandbox import leftover_folders
 from coursekit.sandbox.inside import code_names, kernel_side, wire
 
@@ -135,6 +136,19 @@ def learner_error(record: dict) -> Exception:
     return type(safe, (LearnerError,), {"type_name": name})(message)
 
 
+class LearnerObject(wire.Unsupported):
+    """A value of the learner's that did not cross the boundary, as the grader shows it."""
+
+    def __repr__(self):
+        return _("<{type} object>").format(type=self.type_name)
+
+
+class Decoder(wire.Decoder):
+    """wire's decoder, with the learner's objects shown in the course's language."""
+
+    unsupported = LearnerObject
+
+
 class Bridge:
     """The listening socket of one kernel; `path` is what the sandbox binds.
 
@@ -170,7 +184,7 @@ class Bridge:
         """Whether the peer is the admitted sandbox, by the kernel's word (SO_PEERCRED)."""
         size = struct.calcsize("3i")
         try:
-            pid, uid, _ = struct.unpack(
+            pid, uid, _gid = struct.unpack(
                 "3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
             )
         except OSError:
@@ -187,7 +201,7 @@ class Bridge:
         while (left := deadline - time.monotonic()) > 0:
             self.listener.settimeout(left)
             try:
-                connection, _ = self.listener.accept()
+                connection, _address = self.listener.accept()
             except (TimeoutError, OSError):
                 continue
             try:
@@ -256,7 +270,7 @@ def _check_private(folder: str) -> None:
 
 def descends_from(pid: int, ancestor: int) -> bool:
     """Whether process `pid` is `ancestor` or one of its descendants (by /proc's parent links)."""
-    for _ in range(64):
+    for _attempt in range(64):
         if pid == ancestor:
             return True
         if pid <= 1:
@@ -319,7 +333,7 @@ class Session:
         self.bridge.installed = False
         if time.monotonic() >= self.deadline:
             raise CallTimedOut()
-        raise BridgeBroken("채점기가 커널의 답안 함수에 닿지 못했습니다")
+        raise BridgeBroken(_("The grader could not reach the answer's functions in the kernel"))
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -353,7 +367,9 @@ class Session:
         if self.received > SESSION_REPLY_BYTES:
             self.bridge.installed = False
             raise BridgeBroken(
-                f"커널이 한 검사 칸에서 {SESSION_REPLY_BYTES >> 20} MiB 넘게 보냈습니다"
+                _("The kernel sent over {mib} MiB in one check cell").format(
+                    mib=SESSION_REPLY_BYTES >> 20
+                )
             )
         return header, blobs
 
@@ -376,7 +392,7 @@ class Session:
         described = header.get("info")
         if type(described) is not dict:
             raise BridgeBroken("malformed description")
-        found, decoder = {}, wire.Decoder(blobs)
+        found, decoder = {}, Decoder(blobs)
         for name, info in described.items():
             if name not in names or type(info) is not dict:
                 continue
@@ -405,8 +421,8 @@ class Session:
         results = header.get("results")
         if type(results) is not list or len(results) != len(calls):
             raise BridgeBroken("malformed results")
-        pairs, decoder = zip(results, calls, strict=True), wire.Decoder(reply_blobs)
-        return [self._result(record, decoder, args) for record, (args, _) in pairs]
+        pairs, decoder = zip(results, calls, strict=True), Decoder(reply_blobs)
+        return [self._result(record, decoder, args) for record, (args, _kwargs) in pairs]
 
     def _result(self, record, decoder, args) -> tuple:
         if type(record) is not dict:
@@ -425,7 +441,7 @@ class Session:
         name = header.get("name")
         if name not in helpers:  # only the helpers this call asked for
             raise BridgeBroken(f"unexpected callback {str(name)[:40]!r}")
-        decoder = wire.Decoder(blobs)
+        decoder = Decoder(blobs)
         args = self._unpack(header.get("args"), decoder)
         kwargs = self._unpack(header.get("kwargs"), decoder)
         if type(args) is not list or type(kwargs) is not dict:
@@ -472,7 +488,7 @@ class RemoteFunction:
         self.code_names = frozenset(str(n) for n in names) if type(names) is list else frozenset()
 
     def __repr__(self) -> str:
-        return f"<답안 함수 {self.__name__}>"
+        return _("<answer function {name}>").format(name=self.__name__)
 
     def invoke_many(self, calls: list[tuple]) -> list[tuple]:
         return self.session.call(self.__name__, calls, self.helpers)
@@ -481,7 +497,7 @@ class RemoteFunction:
         return self.invoke_many([(args, kwargs)])[0]
 
     def __call__(self, *args, **kwargs):
-        got, _, error = self.invoke(args, kwargs)
+        got, _after, error = self.invoke(args, kwargs)
         if error is not None:
             raise error
         return got
