@@ -7,15 +7,18 @@ function, its source notebook, reference, declared hidden check and catalog.
 Then, from that folder (the environment's bin/ first on PATH, as `make` sets
 it), the cycle with the installed `coursekit` and stock `nbgrader` commands:
 release, learners' fetch and submit through the exchange, collect, `coursekit
-grade`, `nbgrader generate_feedback`, `coursekit report`, `coursekit export`.
-The machinery still speaks Korean (its gettext slice comes later): the
-assertions read the course's own English texts.
+grade`, `nbgrader generate_feedback`, `coursekit report`, `coursekit export`,
+and Validate on a learner's notebook. The course runs twice, with
+`c.CourseKit.language` "ko" and "en": the course's own texts read the same in
+both, and in en coursekit's framing of Validate and of the feedback summary
+holds no Hangul.
 """
 
 from __future__ import annotations
 
 import csv
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -51,6 +54,7 @@ from coursekit.autograde.shapes import BoundedNotebookExporter
 from coursekit.staff.inert import InertLearnerContent
 from coursekit.learner.tracebacks import SanitizeHiddenTracebacks
 from coursekit.exchange import configure as configure_safe_exchange
+from coursekit.learner.validation import configure as configure_validate
 
 c = get_config()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -60,6 +64,7 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 c.Exchange.root = os.path.join(HERE, "exchange")
 
+c.CourseKit.language = "@LANGUAGE@"
 c.CourseKit.timezone = "Europe/Berlin"
 c.CourseKit.solutions_package = "refs"
 c.CourseKit.checks_package = "checks"
@@ -81,6 +86,7 @@ c.GenerateFeedback.preprocessors = [
     CSSHTMLHeaderPreprocessor, FeedbackSummary,
 ]
 configure_safe_exchange(c)
+configure_validate(c)  # after c.CourseKit.language: Validate speaks it
 """
 
 REFERENCE = '''
@@ -192,10 +198,10 @@ def source_notebook() -> nbformat.NotebookNode:
     )
 
 
-def write_course(root: Path) -> None:
+def write_course(root: Path, language: str) -> None:
     """The whole second course: the only files its author writes."""
     files = {
-        "nbgrader_config.py": CONFIG,
+        "nbgrader_config.py": CONFIG.replace("@LANGUAGE@", language),
         "refs/__init__.py": "",
         f"refs/{ASSIGNMENT}.py": REFERENCE,
         "checks/__init__.py": "",
@@ -210,22 +216,27 @@ def write_course(root: Path) -> None:
     nbformat.write(source_notebook(), notebook)
 
 
-def command(root: Path, *args: str) -> subprocess.CompletedProcess:
+def command(root: Path, *args: str, status: int = 0) -> subprocess.CompletedProcess:
     """An installed command run from the course folder, as `make` runs it."""
     env = venv_environment()
     env.pop("PYTHONPATH", None)  # the course is found from the working folder, nothing else
     done = subprocess.run(
         list(args), cwd=root, env=env, capture_output=True, text=True, timeout=900
     )
-    assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    said = f"{' '.join(args)}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    assert done.returncode == status, said
     return done
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """The second course after its whole cycle, from nothing."""
-    root = tmp_path_factory.mktemp("second-course")
-    write_course(root)
+def has_hangul(text: str) -> bool:
+    return re.search(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]", text) is not None
+
+
+@pytest.fixture(scope="module", params=["ko", "en"])
+def course(request, tmp_path_factory):
+    """The second course after its whole cycle, from nothing, in each language."""
+    root = tmp_path_factory.mktemp(f"second-course-{request.param}")
+    write_course(root, request.param)
     harness = CourseHarness(root)
     command(root, "coursekit", "release", ASSIGNMENT)
     command(root, "nbgrader", "release_assignment", ASSIGNMENT, "--force")
@@ -252,11 +263,16 @@ def course(tmp_path_factory):
     command(root, "nbgrader", "generate_feedback", ASSIGNMENT, "--force")
     report = command(root, "coursekit", "report", ASSIGNMENT)
     command(root, "coursekit", "export", "--to", "canvas")
-    return harness, graded, report
+    # Validate as a learner's button would, on the released notebook untouched (exit 1).
+    untouched = root / "learners" / "carol" / f"{ASSIGNMENT}.ipynb"
+    untouched.parent.mkdir(parents=True)
+    shutil.copy(root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", untouched)
+    validated = command(root, "coursekit", "validate", str(untouched), status=1)
+    return harness, graded, report, validated.stdout
 
 
 def test_the_course_names_its_own_id_zone_and_packages(course):
-    harness, _, _ = course
+    harness, *_ = course
     kit = harness.kit
     assert harness.course_id == COURSE_ID
     assert (kit.timezone, kit.secret_packages, kit.catalog_package) == (
@@ -271,7 +287,7 @@ def test_the_course_names_its_own_id_zone_and_packages(course):
 
 
 def test_the_right_notebook_earns_full_marks_and_the_mistake_loses_the_hidden_cell(course):
-    harness, graded, _ = course
+    harness, graded, *_ = course
     assert "2/2" in graded.stdout, graded.stdout
     assert harness.scores(ASSIGNMENT) == {
         "alice": {"normalize_unit": 1, "normalize_random_vectors": 2},
@@ -289,7 +305,7 @@ def test_the_right_notebook_earns_full_marks_and_the_mistake_loses_the_hidden_ce
 
 
 def test_the_graded_kernel_keeps_the_courses_clock(course):
-    harness, _, _ = course
+    harness, *_ = course
     printed = [
         output.get("text", "")
         for cell in harness.autograded_notebook("alice", ASSIGNMENT).cells
@@ -299,11 +315,14 @@ def test_the_graded_kernel_keeps_the_courses_clock(course):
     assert any(re.fullmatch(r"clock zone: CES?T\n", text) for text in printed), printed
 
 
+def feedback_page(harness, student: str) -> str:
+    path = harness.root / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    return path.read_text(encoding="utf-8")
+
+
 def test_the_feedback_shows_the_courses_own_message(course):
-    harness, _, _ = course
-    feedback = harness.root / "feedback" / "{}" / ASSIGNMENT / f"{ASSIGNMENT}.html"
-    wrong = Path(str(feedback).format("bob")).read_text(encoding="utf-8")
-    right = Path(str(feedback).format("alice")).read_text(encoding="utf-8")
+    harness, *_ = course
+    wrong, right = feedback_page(harness, "bob"), feedback_page(harness, "alice")
     message = "Divided by the squared length: the square root of the sum is missing"
     assert message in wrong and message not in right
     assert "Divide by np.linalg.norm(v)" in wrong
@@ -312,7 +331,7 @@ def test_the_feedback_shows_the_courses_own_message(course):
 
 
 def test_the_report_names_the_mistake(course):
-    harness, _, report = course
+    harness, _, report, _ = course
     assert "forgets_square_root" in report.stdout, report.stdout
     with (harness.root / "reports" / f"{ASSIGNMENT}.csv").open(encoding="utf-8") as rows:
         table = list(csv.DictReader(rows))
@@ -323,7 +342,7 @@ def test_the_report_names_the_mistake(course):
 
 
 def test_the_canvas_export_has_one_row_per_learner_with_their_points(course):
-    harness, _, _ = course
+    harness, *_ = course
     (path,) = (harness.root / "exports").glob("canvas*.csv")
     with path.open(encoding="utf-8") as rows:
         table = list(csv.reader(rows))
@@ -332,3 +351,22 @@ def test_the_canvas_export_has_one_row_per_learner_with_their_points(course):
     assert float(possible[column]) == 3
     points = {row[header.index("SIS Login ID")]: float(row[column]) for row in learners}
     assert points == {"alice@uni.test": 3, "bob@uni.test": 1}, table
+
+
+def test_validate_and_the_feedback_summary_speak_the_courses_language(course):
+    harness, *_, said = course
+    page = feedback_page(harness, "bob")
+    summary = re.search(r'<div class="course-summary".*?</div>', page, re.S)
+    assert summary, "the feedback page opens with coursekit's summary"
+    if harness.kit.language == "ko":
+        assert "검사 요약: 보이는 검사 칸 1개 중 0개 통과" in said, said
+        assert "아직 구현하지 않음" in said
+        assert "요약: 함수마다 점수와 첫 번째 진단" in summary.group(0)
+    else:
+        assert "Check summary: 0 of 1 visible check cells passed" in said, said
+        assert "not implemented yet" in said
+        assert "Summary: each function's points and first diagnosis" in summary.group(0)
+        assert not has_hangul(said), said
+        assert not has_hangul(summary.group(0)), summary.group(0)
+    # What the course wrote reads the same in both: its misconception, on bob's page.
+    assert "Divided by the squared length" in summary.group(0)
