@@ -363,7 +363,7 @@ def test_validate_and_the_feedback_summary_speak_the_courses_language(course):
         assert "아직 구현하지 않음" in said
         assert "요약: 함수마다 점수와 첫 번째 진단" in summary.group(0)
     else:
-        assert "Check summary: 0 of 1 visible check cells passed" in said, said
+        assert "Check summary: 0 of 1 visible check cell passed" in said, said
         assert "not implemented yet" in said
         assert "Summary: each function's points and first diagnosis" in summary.group(0)
         assert not has_hangul(said), said

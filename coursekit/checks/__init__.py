@@ -5,7 +5,7 @@
   checks package (`c.CourseKit.checks_package`);
 - `core`: cases, calling learner code safely, the comparison in a fixed order,
   misconceptions;
-- `verdict`: the record a failed check carries, and its Korean message;
+- `verdict`: the record a failed check carries, and its message in the course's language;
 - `probe`: what a function gave on its probe cases, for the TA report's clusters;
 - `reproduce`: `python -m coursekit.checks.reproduce <assignment> <seed>` for TAs.
 

@@ -127,7 +127,7 @@ def allclose(got: Any, expected: Any) -> bool:
 
 
 class Mismatch:
-    """Why a returned value differs from the expected one (Korean, for the message).
+    """Why a returned value differs from the expected one (for the message).
 
     `expected` and `got` may be given as functions that format them: they run
     when first read. Most mismatches are only counted (a check's later failing

@@ -8,7 +8,7 @@ printed and, with --save FILE.npz, written for loading in a notebook. With
 --got FILE (.npy for one array, .npz for several in return order, e.g.
 `np.savez("got.npz", output, weights)`), a learner's result is compared with
 the expected one by the hidden checks' own comparison (`core.compare`, whose
-tolerance is `core.allclose`), and the same Korean message is printed.
+tolerance is `core.allclose`), and the same message is printed.
 """
 
 import argparse

@@ -13,8 +13,8 @@ class SanitizeHiddenTracebacks(NbGraderPreprocessor):
 
     A traceback shows the source lines of every frame it passes through: the
     hidden test lines of the cell and the grader's own modules. The message
-    (ename: evalue) is all a learner needs, and the checks write it in Korean
-    with the expected and received values.
+    (ename: evalue) is all a learner needs, and the checks write it in the course's
+    language with the expected and received values.
     """
 
     def preprocess_cell(self, cell, resources, cell_index):

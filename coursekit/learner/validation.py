@@ -57,7 +57,7 @@ import nbformat
 from nbgrader import utils
 
 from coursekit.core import cells, messages
-from coursekit.core.messages import N_, _
+from coursekit.core.messages import N_, _, ngettext
 from coursekit.learner import diagnosis
 
 META_KEY = "coursekit_validate"
@@ -359,9 +359,11 @@ def _report_cell(rows: list[Row], written, passed: int, total: int):
         closing = f"{shown} {closing}"
     lines += ["", *diagnosis.wrap(closing, WIDTH)]
     cell = nbformat.v4.new_code_cell(
-        _("Check summary: {passed} of {total} visible check cells passed").format(
-            passed=passed, total=total
-        )
+        ngettext(
+            "Check summary: {passed} of {total} visible check cell passed",
+            "Check summary: {passed} of {total} visible check cells passed",
+            total,
+        ).format(passed=passed, total=total)
     )
     cell.metadata["nbgrader"] = {
         "grade": True,
