@@ -400,6 +400,37 @@ def test_plain_tcp_beyond_loopback_is_refused_and_a_missing_scheduler_is_said_pl
     assert "스케줄러" in run.stderr and "연결하지 못했습니다" in run.stderr
 
 
+def test_a_cluster_without_workers_is_said_plainly_not_waited_on_forever(tmp_path):
+    """A scheduler no worker ever joins: make grade stops after --no-worker-timeout, exit 3."""
+    (tmp_path / "course").mkdir()
+    course = CourseSandbox(tmp_path / "course")
+    assignment = course.assignments()[0]
+    course.generate(assignment)
+    release, source = course.release_notebook(assignment), course.source_notebook(assignment)
+    course.submit("someone", assignment, submissions.fill(release, source))
+    port = free_port()
+    folder = tmp_path / "scheduler"
+    folder.mkdir()
+    command = [BIN / "dask", "scheduler", "--host=127.0.0.1", f"--port={port}", "--no-dashboard"]
+    scheduler = subprocess.Popen(
+        command,
+        cwd=folder,
+        env={**venv_environment(), **dask_cluster.SCHEDULER_ENVIRONMENT},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        run = course.grade(
+            "--scheduler", f"tcp://127.0.0.1:{port}", "--no-worker-timeout", "3", check=False
+        )
+    finally:
+        stop([scheduler])
+    assert run.returncode == 3, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "작업자가 3초 동안 하나도 없어" in run.stderr, run.stderr[-2000:]
+    assert "제출물 1개가 채점되지 않았습니다" in run.stderr
+    assert ledger(course) == []
+
+
 # ---------------------------------------------------------------- a submission that kills workers
 
 

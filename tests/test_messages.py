@@ -31,13 +31,6 @@ PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}|%\((\w+)\)")
 
 # Folders whose strings are not in the catalog yet, each removed as it is converted.
 NOT_YET_CONVERTED = {
-    # issue 30 part 4, the second half
-    "cluster",
-    "exchange",
-    "staff",
-    "lms",
-    "hub",
-    "simulate",
     # the first half, after core/
 }
 

@@ -8,10 +8,10 @@ Then, from that folder (the environment's bin/ first on PATH, as `make` sets
 it), the cycle with the installed `coursekit` and stock `nbgrader` commands:
 release, learners' fetch and submit through the exchange, collect, `coursekit
 grade`, `nbgrader generate_feedback`, `coursekit report`, `coursekit export`,
-and Validate on a learner's notebook. The course runs twice, with
-`c.CourseKit.language` "ko" and "en": the course's own texts read the same in
-both, and in en coursekit's framing of Validate and of the feedback summary
-holds no Hangul.
+and Validate on a learner's notebook. The course runs twice, in each language
+coursekit speaks (`c.CourseKit.language`): the assertions read the course's own
+English texts, which no language changes, and in `en` make grade's lines, the TA
+report's table and CSV, Validate's output and the feedback summary hold no Hangul.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ import pytest
 
 from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
+from coursekit.core import messages
 from coursekit.core.course import CourseKit
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.harness import CourseHarness
 from tests.authored_notebooks import nbgrader_cell, python_notebook
+from tests.test_messages import HANGUL
 
 pytestmark = pytest.mark.xdist_group("second_course")
 
@@ -64,7 +66,7 @@ c.CourseDirectory.root = HERE
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(HERE, "gradebook.db")
 c.Exchange.root = os.path.join(HERE, "exchange")
 
-c.CourseKit.language = "@LANGUAGE@"
+c.CourseKit.language = "{language}"
 c.CourseKit.timezone = "Europe/Berlin"
 c.CourseKit.solutions_package = "refs"
 c.CourseKit.checks_package = "checks"
@@ -201,7 +203,7 @@ def source_notebook() -> nbformat.NotebookNode:
 def write_course(root: Path, language: str) -> None:
     """The whole second course: the only files its author writes."""
     files = {
-        "nbgrader_config.py": CONFIG.replace("@LANGUAGE@", language),
+        "nbgrader_config.py": CONFIG.replace("{language}", language),
         "refs/__init__.py": "",
         f"refs/{ASSIGNMENT}.py": REFERENCE,
         "checks/__init__.py": "",
@@ -228,11 +230,7 @@ def command(root: Path, *args: str, status: int = 0) -> subprocess.CompletedProc
     return done
 
 
-def has_hangul(text: str) -> bool:
-    return re.search(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]", text) is not None
-
-
-@pytest.fixture(scope="module", params=["ko", "en"])
+@pytest.fixture(scope="module", params=messages.LANGUAGES)
 def course(request, tmp_path_factory):
     """The second course after its whole cycle, from nothing, in each language."""
     root = tmp_path_factory.mktemp(f"second-course-{request.param}")
@@ -366,7 +364,25 @@ def test_validate_and_the_feedback_summary_speak_the_courses_language(course):
         assert "Check summary: 0 of 1 visible check cell passed" in said, said
         assert "not implemented yet" in said
         assert "Summary: each function's points and first diagnosis" in summary.group(0)
-        assert not has_hangul(said), said
-        assert not has_hangul(summary.group(0)), summary.group(0)
+        assert not HANGUL.search(said), said
+        assert not HANGUL.search(summary.group(0)), summary.group(0)
     # What the course wrote reads the same in both: its misconception, on bob's page.
     assert "Divided by the squared length" in summary.group(0)
+
+
+def test_make_grade_and_the_report_speak_the_courses_language(course):
+    """In en not one line of make grade or of the TA report's table and CSV holds Hangul;
+    in ko each of them speaks Korean (so the en run's check can fail)."""
+    harness, graded, report, _ = course
+    english = harness.kit.language == "en"
+    table = (harness.root / "reports" / f"{ASSIGNMENT}.csv").read_text(encoding="utf-8")
+    for name, text in {
+        "make grade's lines": graded.stdout + graded.stderr,
+        "the report's table": report.stdout + report.stderr,
+        "the report's CSV": table,
+    }.items():
+        korean = [line for line in text.splitlines() if HANGUL.search(line)]
+        assert not korean if english else korean, (name, korean or text[-2000:])
+    if english:
+        assert "Graded: 2/2 submissions" in graded.stdout, graded.stdout
+        assert "2 learners" in report.stdout, report.stdout

@@ -43,6 +43,7 @@ from coursekit.autograde.execute import UNSAFE_WARNING
 from coursekit.cluster import dask_cluster, distribute, gradebook, task, worker
 from coursekit.core import incidents
 from coursekit.core.course import add_root_argument
+from coursekit.core.messages import _, ngettext
 from coursekit.sandbox import policy
 
 
@@ -72,6 +73,14 @@ def parse_args(argv):
         "--dashboard",
         action="store_true",
         help="the LocalCluster's Dask dashboard on 127.0.0.1:8787",
+    )
+    parser.add_argument(
+        "--no-worker-timeout",
+        type=float,
+        default=distribute.NO_WORKER_GRACE,
+        metavar="SECONDS",
+        help="stop, saying why, when the cluster has had no worker for this long "
+        f"(default {distribute.NO_WORKER_GRACE:.0f})",
     )
     parser.add_argument(
         "--regrade", action="store_true", help="grade again what is graded with the same files"
@@ -123,13 +132,18 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
 
 def progress_line(done: int, total: int, outcome: task.Result) -> str:
     found = outcome.incidents
-    mark = "✓" if outcome.ok else "✗ 채점 실패"
+    mark = "✓" if outcome.ok else "✗ " + _("grading failed")
     line = f"[{done:>{len(str(total))}}/{total}] {outcome.assignment} · {outcome.student} "
     line += f"{mark} {outcome.seconds:.1f} s"
     if outcome.attempts > 1 and outcome.ok:
-        line += f" ({outcome.attempts}번째 시도)"
+        line += " " + _("(attempt {attempt})").format(attempt=outcome.attempts)
     if found:
-        line += f" — 보호 장치 {len(found)}칸: " + ", ".join(sorted({i.name for i in found}))
+        names = ", ".join(sorted({i.name for i in found}))
+        line += " — " + ngettext(
+            "a grading guard in {cells} cell: {names}",
+            "a grading guard in {cells} cells: {names}",
+            len(found),
+        ).format(cells=len(found), names=names)
     return line
 
 
@@ -150,18 +164,18 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     root = args.root.resolve()
     if args.unsafe_no_sandbox:
-        print(f"경고: {UNSAFE_WARNING}", file=sys.stderr)
+        print(_("Warning: {warning}").format(warning=UNSAFE_WARNING), file=sys.stderr)
     else:
         try:
             policy.check_available()
         except policy.SandboxUnavailableError as error:
-            print(f"채점을 시작하지 않았습니다: {error}", file=sys.stderr)
+            print(_("Grading did not start: {error}").format(error=error), file=sys.stderr)
             return 2
     course = gradebook.course_settings(root)
     db_url = gradebook.with_busy_timeout(course.db_url)
     tasks = find_submissions(root, set(args.assignments), set(args.student or ()))
     if not tasks:
-        print("채점할 제출물이 없습니다 (submitted/<학습자>/<과제>/).")
+        print(_("No submission to grade (submitted/<learner>/<assignment>/)."))
         return 0
     gradebook.prepare(db_url, course.course_id, tasks)
     tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
@@ -170,7 +184,7 @@ def main(argv=None) -> int:
     jobs = max(1, min(args.jobs, len(tasks) or 1))
     total = len(tasks) + len(invalid)
     if not args.quiet:
-        print(f"{total}개 제출물을 {jobs}개 작업자로 채점합니다 ({root})")
+        print(grading_line(total, jobs, root))
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
     failed: list[task.Result] = []
@@ -189,6 +203,7 @@ def main(argv=None) -> int:
                 regrade=args.regrade,
                 unsafe_no_sandbox=args.unsafe_no_sandbox,
                 quiet=args.quiet,
+                no_worker_grace=args.no_worker_timeout,
             )
             total -= run.skipped  # graded before with the same files and course
             for done, result in enumerate(run.results(), start=len(invalid) + 1):
@@ -201,7 +216,7 @@ def main(argv=None) -> int:
                 if not args.quiet:
                     run.echo(progress_line(done, total, result))
     except dask_cluster.ClusterError as error:
-        print(f"채점을 마치지 못했습니다: {error}", file=sys.stderr)
+        print(_("Grading did not finish: {error}").format(error=error), file=sys.stderr)
         return 3
     finally:  # what was written is reported, even when the cluster went away
         path = root / "reports" / "grading_incidents.json"
@@ -214,22 +229,46 @@ def main(argv=None) -> int:
     return 1 if failed else 0
 
 
+def grading_line(total: int, jobs: int, root: Path) -> str:
+    submissions = ngettext("{total} submission", "{total} submissions", total).format(total=total)
+    return ngettext(
+        "Grading {submissions} with {jobs} worker ({root})",
+        "Grading {submissions} with {jobs} workers ({root})",
+        jobs,
+    ).format(submissions=submissions, jobs=jobs, root=root)
+
+
 def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) -> str:
     graded = len(tasks) + len(invalid) - len(failed)
+    total = len(tasks) + len(invalid)
     lines = [
-        f"채점 끝: {graded}/{len(tasks) + len(invalid)}개 제출물, {elapsed:.1f} s",
+        ngettext(
+            "Graded: {graded}/{total} submission, {seconds:.1f} s",
+            "Graded: {graded}/{total} submissions, {seconds:.1f} s",
+            total,
+        ).format(graded=graded, total=total, seconds=elapsed),
     ]
     for assignment, totals in sorted(gradebook.totals(db_url, course_id, tasks, invalid).items()):
         mean = sum(totals) / len(totals) if totals else 0.0
-        lines.append(f"  {assignment}: {len(totals)}명, 평균 자동 점수 {mean:.2f}")
+        learners = ngettext(
+            "{assignment}: {learners} learner, mean automatic score {mean:.2f}",
+            "{assignment}: {learners} learners, mean automatic score {mean:.2f}",
+            len(totals),
+        )
+        lines.append("  " + learners.format(assignment=assignment, learners=len(totals), mean=mean))
     flagged = sum(len(v) for v in report.values())
     if flagged:
-        lines.append(
-            f"  보호 장치가 막은 제출물 {flagged}개: 이유는 reports/grading_incidents.json 과 "
-            "채점된 노트북의 해당 칸에 있습니다"
+        stopped = ngettext(
+            "{flagged} submission stopped by a grading guard: the reasons are in "
+            "reports/grading_incidents.json and in the graded notebook's cells",
+            "{flagged} submissions stopped by a grading guard: the reasons are in "
+            "reports/grading_incidents.json and in the graded notebooks' cells",
+            flagged,
         )
+        lines.append("  " + stopped.format(flagged=flagged))
     for outcome in failed:
-        lines.append(f"  채점 실패 {outcome.assignment} · {outcome.student}:")
+        failure = _("grading failed: {assignment} · {student}:")
+        lines.append("  " + failure.format(assignment=outcome.assignment, student=outcome.student))
         lines += [f"    {message.splitlines()[0][:300]}" for message in outcome.errors[-3:]]
     return "\n".join(lines)
 

@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from coursekit.core.messages import _
+
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 CA_FILE, CERT_FILE, KEY_FILE = "ca.pem", "node.pem", "node-key.pem"
 
@@ -62,14 +64,15 @@ def check_address(address: str) -> str:
     """The scheme of a scheduler address this course may use (tls://, or tcp:// on loopback)."""
     from distributed.comm.addressing import get_address_host, parse_address
 
-    scheme, _ = parse_address(address)
+    scheme, _location = parse_address(address)
     host = get_address_host(address)
     if scheme == "tls" or (scheme == "tcp" and is_loopback(host)):
         return scheme
-    raise ClusterError(
-        f"스케줄러 주소 {address} 는 쓸 수 없습니다: 127.0.0.1 밖의 클러스터는 TLS(tls://)로만 "
-        "연결합니다 (make dask-certs, README의 'Past one machine')."
+    refused = _(
+        "The scheduler address {address} cannot be used: a cluster beyond 127.0.0.1 is "
+        "reached over TLS (tls://) only (make dask-certs, README's 'Past one machine')."
     )
+    raise ClusterError(refused.format(address=address))
 
 
 def security(root: Path):
@@ -79,10 +82,11 @@ def security(root: Path):
     files = [folder / name for name in (CA_FILE, CERT_FILE, KEY_FILE)]
     missing = [str(path) for path in files if not path.is_file()]
     if missing:
-        raise ClusterError(
-            f"TLS 인증서가 없습니다: {', '.join(missing)} (make dask-certs 로 만들거나 "
-            "COURSE_DASK_TLS_DIR 에 CA와 인증서를 두세요)"
+        no_certificates = _(
+            "No TLS certificate: {missing} (make them with make dask-certs, or put the CA "
+            "and the certificates in COURSE_DASK_TLS_DIR)"
         )
+        raise ClusterError(no_certificates.format(missing=", ".join(missing)))
     ca, cert, key = (str(path) for path in files)
     return Security(
         tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key, require_encryption=True
@@ -101,9 +105,12 @@ def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool)
         try:
             client = Client(scheduler, timeout=30, **kwargs)
         except (OSError, TimeoutError) as error:
+            unreached = _(
+                "Could not connect to the scheduler {scheduler} ({error_type}: {error}). "
+                "Check that the scheduler is up and that its address and certificates are right."
+            )
             raise ClusterError(
-                f"스케줄러 {scheduler} 에 연결하지 못했습니다 ({type(error).__name__}: {error}). "
-                "스케줄러가 떠 있는지, 주소와 인증서가 맞는지 확인하세요."
+                unreached.format(scheduler=scheduler, error_type=type(error).__name__, error=error)
             ) from None
         with client:
             yield client
@@ -172,7 +179,7 @@ def forkserver_workers():
 
 
 def held_task_warning(client) -> str | None:
-    """A Korean warning when the scheduler hands a worker more tasks than it runs at once."""
+    """A warning when the scheduler hands a worker more tasks than it runs at once."""
     try:
         saturation = client.run_on_scheduler(
             lambda dask_scheduler: dask_scheduler.WORKER_SATURATION
@@ -180,15 +187,17 @@ def held_task_warning(client) -> str | None:
     except (OSError, TimeoutError):  # the scheduler gone: the caller says so
         raise
     except Exception as error:  # a scheduler that runs no function of ours: say it, grade on
-        return f"경고: 스케줄러의 worker-saturation 을 읽지 못했습니다 ({type(error).__name__})."
+        unread = _("Warning: could not read the scheduler's worker-saturation ({error_type}).")
+        return unread.format(error_type=type(error).__name__)
     if saturation <= ONE_TASK_PER_THREAD["distributed.scheduler.worker-saturation"]:
         return None
     environment = " ".join(f"{name}={value}" for name, value in SCHEDULER_ENVIRONMENT.items())
-    return (
-        f"경고: 스케줄러의 worker-saturation 이 {saturation} 입니다. 작업자를 죽이는 제출물이 "
-        "같은 작업자에 대기 중인 다른 제출물까지 실패로 만들 수 있습니다. 스케줄러를 "
-        f"{environment} 로 다시 시작하세요 (README의 'Past one machine')."
+    held = _(
+        "Warning: the scheduler's worker-saturation is {saturation}. A submission that kills "
+        "its worker can fail the other submissions waiting on that worker too. Restart the "
+        "scheduler with {environment} (README's 'Past one machine')."
     )
+    return held.format(saturation=saturation, environment=environment)
 
 
 def stop_forkserver() -> None:

@@ -5,7 +5,7 @@ plugin, by content hash), submits one task per submission that is not
 already in the gradebook with the same files and course, and yields each
 result once the driver has written it. Dask moves the task of a worker that
 died to another; a submission whose workers die three times (Dask's
-`allowed-failures`) is recorded for that learner with a Korean reason. The
+`allowed-failures`) is recorded for that learner with its reason. The
 progress bar (tqdm: rate, ETA) goes to stderr; `worker_summary()` says what
 each worker did.
 """
@@ -13,12 +13,18 @@ each worker did.
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections import defaultdict
 from concurrent.futures import CancelledError
 
 from coursekit.cluster import bundle, task
 from coursekit.cluster.dask_cluster import ClusterError, held_task_warning
 from coursekit.cluster.driver import Driver
+from coursekit.core.messages import N_, _, ngettext
+
+# The worker a submission whose workers kept dying is counted for in worker_summary().
+DEAD_WORKER = N_("(dead worker)")
 
 
 def _lost_scheduler() -> tuple[type[BaseException], ...]:
@@ -29,6 +35,52 @@ def _lost_scheduler() -> tuple[type[BaseException], ...]:
 
 # What the client raises when the scheduler is gone.
 LOST_SCHEDULER = _lost_scheduler()
+
+# How long a cluster may have no worker at all before make grade stops waiting for one.
+NO_WORKER_GRACE = 120.0
+
+
+class NoWorkerWatch:
+    """While a class is graded: a cluster with no worker for `grace` seconds grades nothing
+    (a LocalCluster whose nanny did not bring a dead worker back, a scheduler whose workers
+    were never started), so the wait ends with a reason instead of hanging.
+
+    It polls the scheduler from a thread of its own and, once the grace is over, cancels
+    the futures still pending: `as_completed` then returns and the caller asks `fired`.
+    """
+
+    def __init__(self, client, grace: float = NO_WORKER_GRACE, poll: float = 2.0):
+        self.client, self.grace, self.poll = client, grace, poll
+        self.fired = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, futures) -> None:
+        self._thread = threading.Thread(
+            target=self._watch, args=(list(futures),), name="no-worker-watch", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self, futures) -> None:
+        alone_since = None
+        while not self._stop.wait(self.poll):
+            try:
+                workers = len(self.client.nthreads())
+            except Exception:  # the scheduler gone: as_completed says so itself
+                return
+            if workers:
+                alone_since = None
+                continue
+            alone_since = alone_since or time.monotonic()
+            if time.monotonic() - alone_since >= self.grace:
+                self.fired = True
+                self.client.cancel([f for f in futures if not f.done()])
+                return
 
 
 class ClassRun:
@@ -44,15 +96,17 @@ class ClassRun:
         regrade=False,
         unsafe_no_sandbox=False,
         quiet=False,
+        no_worker_grace=NO_WORKER_GRACE,
     ):
         self.client, self.root = client, root
         self.tasks = list(tasks)
         # the worker names its own scratch gradebook
         self.extra_args = [a for a in extra_args if not a.startswith("--CourseDirectory.db_url=")]
         self.regrade, self.quiet = regrade, quiet
+        self.no_worker_grace = no_worker_grace
         self.unsafe_no_sandbox = unsafe_no_sandbox
         self.driver = Driver(root, db_url, course_id)
-        self.bundle = bundle.make(root, db_url, course_id, {a for a, _ in self.tasks})
+        self.bundle = bundle.make(root, db_url, course_id, {a for a, _student in self.tasks})
         # the options change what a submission gets, as the course does
         self.course = bundle.digest_of(
             self.bundle.digest, {"args": repr(self.extra_args).encode()}, {}
@@ -109,34 +163,56 @@ class ClassRun:
                 )
                 futures[future] = submission
         except LOST_SCHEDULER as error:
-            raise ClusterError(
-                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}: {error})."
-            ) from None
+            lost = _("Lost the connection to the scheduler ({error_type}: {error}).")
+            raise ClusterError(lost.format(error_type=type(error).__name__, error=error)) from None
         self.bar = tqdm(
             total=len(futures),
-            desc="채점",
-            unit="제출물",
+            desc=_("grading"),
+            unit=_("submission"),
             file=sys.stderr,
             disable=self.quiet,
             dynamic_ncols=True,
         )
         left = set(futures)
+        watch = NoWorkerWatch(self.client, self.no_worker_grace)
+        watch.start(futures)
         try:
             for future in as_completed(futures):
-                left.discard(future)
                 graded = self._finish(future, futures.pop(future))
+                left.discard(future)  # after: a future that raised was not graded
                 # Written: let Dask forget the task, so no worker keeps the Result in its
                 # memory (for every later collection to scan) until the class is done.
                 future.release()
                 yield graded
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
+            if watch.fired:
+                stopped = ngettext(
+                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+                    "{left} submission was not graded; what was graded is in the gradebook: "
+                    "start workers and run again to grade only what is left.",
+                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+                    "{left} submissions were not graded; what was graded is in the gradebook: "
+                    "start workers and run again to grade only what is left.",
+                    len(left),
+                )
+                raise ClusterError(
+                    stopped.format(seconds=self.no_worker_grace, left=len(left))
+                ) from None
+            lost = ngettext(
+                "Lost the connection to the scheduler ({error_type}). {left} submission was "
+                "not graded; what was graded is in the gradebook: run again to grade only "
+                "what is left.",
+                "Lost the connection to the scheduler ({error_type}). {left} submissions were "
+                "not graded; what was graded is in the gradebook: run again to grade only "
+                "what is left.",
+                len(left),
+            )
             raise ClusterError(
-                f"스케줄러와 연결이 끊겼습니다 ({type(error).__name__}). 제출물 {len(left)}개가 "
-                "채점되지 않았습니다; 채점된 것은 성적부에 있으니, "
-                "다시 실행하면 남은 것만 채점합니다."
+                lost.format(error_type=type(error).__name__, left=len(left))
             ) from None
         finally:
+            watch.stop()
             self.bar.close()
             self.bar = None
             self.driver.close()
@@ -151,7 +227,7 @@ class ClassRun:
             lost = self.driver.record_lost(
                 assignment, student, submission.digest, self.course, tries
             )
-            self.per_worker["(죽은 작업자)"].append(0.0)
+            self.per_worker[DEAD_WORKER].append(0.0)
             return task.Result(
                 assignment, student, True, attempts=tries, incidents=[lost], written=True
             )
@@ -169,7 +245,7 @@ class ClassRun:
                 False,
                 result.seconds,
                 result.attempts,
-                ["채점에 쓴 과정 번들이 이번 실행의 것과 다릅니다"],
+                [_("The course bundle this was graded with is not this run's")],
             )
         if not result.ok:
             return result
@@ -206,16 +282,27 @@ class ClassRun:
         lines = []
         for address, seconds in sorted(self.per_worker.items()):
             mean = sum(seconds) / len(seconds) if seconds else 0.0
-            lines.append(f"  작업자 {address}: {len(seconds)}개, 평균 {mean:.1f} s")
-        if self.skipped:
-            lines.append(
-                f"  이미 같은 파일과 설정으로 채점된 제출물 {self.skipped}개는 건너뛰었습니다"
+            worker = _(DEAD_WORKER) if address == DEAD_WORKER else address
+            graded = ngettext(
+                "worker {worker}: {count} submission, mean {mean:.1f} s",
+                "worker {worker}: {count} submissions, mean {mean:.1f} s",
+                len(seconds),
             )
+            lines.append("  " + graded.format(worker=worker, count=len(seconds), mean=mean))
+        if self.skipped:
+            skipped = ngettext(
+                "skipped {skipped} submission already graded with the same files and settings",
+                "skipped {skipped} submissions already graded with the same files and settings",
+                self.skipped,
+            )
+            lines.append("  " + skipped.format(skipped=self.skipped))
         if self.driver.written:
             per = self.driver.cpu / self.driver.written * 1000
             wall = self.driver.wall / self.driver.written * 1000
-            lines.append(
-                f"  드라이버 기록 비용: 제출물당 CPU {per:.1f} ms, 경과 {wall:.1f} ms "
-                f"(한 드라이버로 시간당 약 {3600_000 / max(wall, 0.001):,.0f}개)"
+            cost = _(
+                "the driver's cost of writing: CPU {cpu:.1f} ms, elapsed {wall:.1f} ms per "
+                "submission (about {per_hour:,.0f} an hour with one driver)"
             )
+            per_hour = 3600_000 / max(wall, 0.001)
+            lines.append("  " + cost.format(cpu=per, wall=wall, per_hour=per_hour))
         return lines

@@ -31,8 +31,9 @@ from coursekit.cluster.bundle import (
     safe_relative,
     use_environment_bin,
 )
-from coursekit.core import incidents
+from coursekit.core import incidents, messages
 from coursekit.core.incidents import Incident
+from coursekit.core.messages import _
 from coursekit.exchange import plain_copy
 from coursekit.exchange.collect import PlainFileLimits
 from coursekit.exchange.names import kept_path
@@ -161,6 +162,7 @@ class CoursePlugin(WorkerPlugin):
             sys.modules.setdefault("rfc3987_syntax", None)
         self.folder = Path(worker.local_directory) / self.name
         self.bundle.unpack(self.folder)
+        messages.use_course(self.folder)  # wherever the worker started: the bundle's language
         # Every submission is graded on this one thread, one at a time (autograde chdirs).
         # Dask runs each task in a fresh copy of its thread's contextvars, where
         # jupyter_core's run_sync (nbclient, jupyter_client) keeps its event loop: graded
@@ -202,9 +204,8 @@ class CoursePlugin(WorkerPlugin):
         from coursekit.cluster import worker
 
         if self.refused:
-            raise SandboxRefusedError(
-                f"이 작업자에서는 학습자 코드를 격리할 수 없어 채점하지 않습니다: {self.refused}"
-            )
+            refused = _("This worker cannot isolate learner code, so it grades nothing: {why}")
+            raise SandboxRefusedError(refused.format(why=self.refused))
         assignment, student = submission.assignment, submission.student
         for leftover in ("submitted", "autograded", "gradebook.db"):
             path = self.folder / leftover
@@ -375,5 +376,5 @@ def grade_on_worker(submission: Submission, name: str, extra_args: list[str]) ->
 
     plugin = get_worker().plugins.get(name)
     if plugin is None:
-        raise RuntimeError(f"이 작업자에 과정 번들 {name} 이(가) 없습니다")
+        raise RuntimeError(_("This worker has no course bundle {name}").format(name=name))
     return plugin.grade(submission, list(extra_args))

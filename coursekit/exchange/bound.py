@@ -39,6 +39,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.log import get_logger
 
+from coursekit.core.messages import _
 from coursekit.exchange import reasons, record
 from coursekit.exchange.collect import course_budget
 from coursekit.exchange.names import kept_name, unused_kept_name
@@ -53,12 +54,12 @@ NOTE_LINES = 20
 _NOTES: dict[str, list[str]] = {}
 
 
-def bound_submitted(assignment=None, student=None, notebooks=(), **_) -> None:
+def bound_submitted(assignment=None, student=None, notebooks=(), **_hook_args) -> None:
     """`c.Autograde.pre_convert_hook`: bound the submitted folder of `notebooks`."""
     _bound(notebooks, note=True)
 
 
-def bound_autograded(assignment=None, student=None, notebooks=(), **_) -> None:
+def bound_autograded(assignment=None, student=None, notebooks=(), **_hook_args) -> None:
     """`c.GenerateFeedback.pre_convert_hook`: bound the autograded folder of `notebooks`."""
     _bound(notebooks, note=False)
 
@@ -80,7 +81,8 @@ def _bound(notebooks, note: bool) -> None:
         root = os.path.abspath(coursedir.root)
         done = bound_folder(folder, root, course_budget(config), coursedir.ignore)
     except Exception:  # nbgrader would log a hook's error at INFO and copy everything
-        log.error("노트북 옆 파일을 한도에 맞추지 못했습니다: %s", folder, exc_info=True)
+        failed = _("Could not bring the files beside the notebook within the limits: {folder}")
+        log.error(failed.format(folder=folder), exc_info=True)
         return
     if done is None:
         return
@@ -244,9 +246,10 @@ def summary(result: CopyResult) -> list[str]:
         by_reason.setdefault(item.reason, []).append(item.path)
     lines = []
     for reason, paths in by_reason.items():
-        more = f" 외 {len(paths) - 3}개" if len(paths) > 3 else ""
+        more = " " + _("and {count} more").format(count=len(paths) - 3) if len(paths) > 3 else ""
         lines.append(f"{', '.join(paths[:3])}{more}: {reason}")
     lines += [f"{item.path}: {reasons.renamed(item.kept)}" for item in result.renamed]
     if len(lines) > NOTE_LINES:
-        lines = [*lines[: NOTE_LINES - 1], f"… 그 밖에 {len(lines) - NOTE_LINES + 1}가지"]
+        others = _("… {count} more reasons").format(count=len(lines) - NOTE_LINES + 1)
+        lines = [*lines[: NOTE_LINES - 1], others]
     return lines

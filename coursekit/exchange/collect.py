@@ -33,6 +33,7 @@ from nbgrader.utils import check_mode
 from traitlets import Dict, Integer, List, Unicode
 from traitlets.config import LoggingConfigurable
 
+from coursekit.core.messages import _
 from coursekit.exchange import reasons, record
 from coursekit.exchange.plain_copy import Budget, copy_folder, shown
 
@@ -138,7 +139,8 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
         )
 
     def _refuse(self, student: str, filename: str, reason: str) -> None:
-        self.log.warning("제출물 %s을(를) 받지 않았습니다: %s", shown(filename), reason)
+        refused = _("Did not receive the submission {submission}: {reason}")
+        self.log.warning(refused.format(submission=shown(filename), reason=reason))
         self._note(student, filename, "", reason)
 
     def _record(self, filename: str, staff: set[int]) -> dict | None:
@@ -151,10 +153,10 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
         if wanted and wanted != "*" and claimed != wanted:
             return None
         if len(parts) not in (3, 4) or parts[1] != self.coursedir.assignment_id:
-            self._refuse(shown(claimed) or "?", filename, reasons.BAD_FOLDER_NAME)
+            self._refuse(shown(claimed) or "?", filename, _(reasons.BAD_FOLDER_NAME))
             return None
         if not LEARNER_ID.fullmatch(claimed):
-            self._refuse(shown(claimed) or "?", filename, reasons.BAD_LEARNER_ID)
+            self._refuse(shown(claimed) or "?", filename, _(reasons.BAD_LEARNER_ID))
             return None
         path = os.path.join(self.inbound_path, filename)
         try:
@@ -163,7 +165,7 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
             self._refuse(claimed, filename, reasons.unreadable(error))
             return None
         if not stat.S_ISDIR(st.st_mode):
-            self._refuse(claimed, filename, reasons.NOT_A_FOLDER)
+            self._refuse(claimed, filename, _(reasons.NOT_A_FOLDER))
             return None
         if st.st_uid not in staff:
             owner = reasons.account(st.st_uid)
@@ -257,13 +259,8 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
             with open(os.path.join(staging, assignment, "timestamp.txt"), "w") as fh:
                 fh.write(self._format_time(received))
             for item in result.left_out:
-                self.log.warning(
-                    "%s %s: %s 은(는) 빠졌습니다 — %s",
-                    student_id,
-                    assignment,
-                    item.path,
-                    item.reason,
-                )
+                what = f"{student_id} {assignment}"
+                self.log.warning(reasons.left_out(what, item.path, item.reason))
                 self._note(student_id, rec["filename"], item.path, item.reason)
             for item in result.renamed:
                 reason = reasons.renamed(item.kept)

@@ -13,6 +13,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from coursekit.core.messages import _
 from coursekit.exchange import reasons
 from coursekit.exchange.names import kept_name
 
@@ -134,11 +135,11 @@ class _Copy:
             return self.leave(path, reasons.other_owner(st.st_uid, self.owner_uid))
         self.seen(st)  # only the owner's entries date the submission (not a classmate's)
         if odd_name(name):
-            return self.leave(path, reasons.ODD_NAME)
+            return self.leave(path, _(reasons.ODD_NAME))
         if stat.S_ISLNK(st.st_mode):
-            return self.leave(path, reasons.LINK)
+            return self.leave(path, _(reasons.LINK))
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            return self.leave(path, reasons.SPECIAL)
+            return self.leave(path, _(reasons.SPECIAL))
         if stat.S_ISDIR(st.st_mode):
             return self.folder(src_fd, dest_fd, name, path, depth, st)
         if self.include and not any(fnmatch.fnmatch(name, glob) for glob in self.include):
@@ -151,7 +152,7 @@ class _Copy:
         fd = os.open(name, DIR_FLAGS, dir_fd=src_fd)
         try:
             if not _same(os.fstat(fd), st):
-                return self.leave(path, reasons.CHANGED)
+                return self.leave(path, _(reasons.CHANGED))
             sub = None
             if dest_fd is not None:
                 try:
@@ -194,7 +195,7 @@ class _Copy:
         try:
             opened = os.fstat(fd)
             if not _same(opened, st) or not stat.S_ISREG(opened.st_mode):
-                return self.leave(path, reasons.CHANGED)
+                return self.leave(path, _(reasons.CHANGED))
             limits = [x for x in (file_limit, left) if x is not None]
             data, complete = _read(fd, min(limits) if limits else None)
             self.seen(os.fstat(fd))  # a write while it was read counts as received now
@@ -208,7 +209,7 @@ class _Copy:
         try:
             out = os.open(kept, NEW_FILE_FLAGS, 0o600, dir_fd=dest_fd)
         except FileExistsError:  # appeared while this one was read
-            return self.leave(path, reasons.CHANGED)
+            return self.leave(path, _(reasons.CHANGED))
         try:
             view = memoryview(data)
             while view:
@@ -281,7 +282,7 @@ def copy_folder(
     try:
         top = os.fstat(src_fd)
         if owner_uid is not None and top.st_uid != owner_uid:  # swapped since it was looked at
-            raise PermissionError(f"{shown(src)}: 폴더의 주인이 바뀌었습니다")
+            raise PermissionError(f"{shown(src)}: " + _("the folder's owner changed"))
         if dest is not None:
             os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)  # as copytree
             try:

@@ -21,6 +21,7 @@ from nbgrader.exchange.default import (
 )
 from nbgrader.utils import notebook_hash
 
+from coursekit.core.messages import _
 from coursekit.exchange import reasons
 from coursekit.exchange.collect import PlainFileLimits
 from coursekit.exchange.plain_copy import (
@@ -36,7 +37,7 @@ SMALL_FILE = 4096  # timestamp.txt, submission_secret.txt
 
 def _log_left_out(log, what: str, result) -> None:
     for item in result.left_out:
-        log.warning("%s: %s 은(는) 빠졌습니다 — %s", what, item.path, item.reason)
+        log.warning(reasons.left_out(what, item.path, item.reason))
 
 
 class SafeExchangeSubmit(PlainFileLimits, ExchangeSubmit):
@@ -52,7 +53,7 @@ class SafeExchangeSubmit(PlainFileLimits, ExchangeSubmit):
             file_mode=0o660 if self.coursedir.groupshared else 0,
             dir_mode=0o2770 if self.coursedir.groupshared else 0o755,
         )
-        _log_left_out(self.log, "제출", result)
+        _log_left_out(self.log, _("submit"), result)
 
     def copy_files(self):
         super().copy_files()
@@ -91,11 +92,11 @@ class SafeExchangeReleaseAssignment(ExchangeReleaseAssignment):
         if st.st_mode & stat.S_ISVTX:
             return
         if st.st_uid != os.geteuid():
-            self.log.warning(
-                "%s 의 주인이 아니라서 sticky 비트를 붙이지 못했습니다: 학습자가 다른 학습자의 "
-                "제출 폴더 이름을 바꿀 수 있습니다 (주인이 chmod +t 하면 됩니다)",
-                self.inbound_path,
+            not_sticky = _(
+                "Could not set the sticky bit on {folder}, which is not ours: a learner can "
+                "rename another learner's submitted folder (its owner can chmod +t it)"
             )
+            self.log.warning(not_sticky.format(folder=self.inbound_path))
             return
         os.chmod(self.inbound_path, stat.S_IMODE(st.st_mode) | stat.S_ISVTX)
 
@@ -112,7 +113,7 @@ class SafeExchangeFetchAssignment(ExchangeFetchAssignment):
             exclude=self.coursedir.ignore,
             only_missing=os.path.isdir(self.dest_path),
         )
-        _log_left_out(self.log, "가져오기", result)
+        _log_left_out(self.log, _("fetch"), result)
 
 
 def read_small(path: str, limit: int = SMALL_FILE) -> str:
@@ -124,12 +125,12 @@ def read_small(path: str, limit: int = SMALL_FILE) -> str:
         raise ValueError(f"{name}: {error.strerror}") from error
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{name}: 일반 파일이 아닙니다")
+            raise ValueError(f"{name}: " + _("not a regular file"))
         data = os.read(fd, limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise ValueError(f"{name}: {limit} 바이트보다 깁니다")
+        raise ValueError(_("{name}: longer than {limit} bytes").format(name=name, limit=limit))
     return data.decode("utf-8")
 
 
@@ -197,7 +198,7 @@ class SafeExchangeReleaseFeedback(ExchangeReleaseFeedback):
         try:
             st = os.fstat(src)
             if not stat.S_ISREG(st.st_mode):
-                raise ValueError("일반 파일이 아닙니다")
+                raise ValueError(_("not a regular file"))
             limit = 1000 * self.coursedir.max_file_size if self.coursedir.max_file_size else None
             if limit is not None and st.st_size > limit:
                 raise ValueError(reasons.too_big(st.st_size, limit))

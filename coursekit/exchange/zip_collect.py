@@ -21,13 +21,15 @@ import os
 
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 
+from coursekit.core.messages import N_, _
 from coursekit.exchange import reasons, record
 from coursekit.exchange.names import INERT_SUFFIX, kept_name, kept_path, unused_kept_name
 from coursekit.exchange.plain_copy import shown
 
-RENDERING_IN_EXTRACTED = (
-    "extracted/ 에 직접 넣은 파일인데 브라우저가 페이지로 열거나 형식을 알 수 없는 이름이라 "
-    "모으지 않았습니다. archive/ 에 넣고 다시 실행하면 이름을 바꿔 모읍니다."
+RENDERING_IN_EXTRACTED = N_(
+    "Not collected: a file put in extracted/ by hand whose name a browser would open as a "
+    "page or cannot tell the type of. Put it in archive/ and run again: it is collected "
+    "renamed."
 )
 
 
@@ -41,7 +43,8 @@ class InertExtractorPlugin(ExtractorPlugin):
                 kept = unused_kept_name(current, name)
                 if kept != name:
                     os.rename(os.path.join(current, name), os.path.join(current, kept))
-                    self.log.info("이름을 바꿨습니다: %s -> %s", shown(name), shown(kept))
+                    renamed = _("Renamed: {name} -> {kept}")
+                    self.log.info(renamed.format(name=shown(name), kept=shown(kept)))
 
 
 def handed_in_name(name: str) -> str:
@@ -59,8 +62,8 @@ class InertFileNameCollectorPlugin(FileNameCollectorPlugin):
     def collect(self, submitted_file: str):
         folder, name = os.path.split(submitted_file)
         if kept_name(name) != name:
-            self.log.warning("%s: %s", shown(name), RENDERING_IN_EXTRACTED)
-            self._note(None, name, RENDERING_IN_EXTRACTED)
+            self.log.warning("%s: %s", shown(name), _(RENDERING_IN_EXTRACTED))
+            self._note(None, name, _(RENDERING_IN_EXTRACTED))
             return None
         original = handed_in_name(name)
         info = super().collect(os.path.join(folder, original))

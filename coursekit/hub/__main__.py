@@ -10,7 +10,7 @@ them, hides the references, and runs JupyterHub (which starts each account's
 server as that account). It prints the URL and each account's password once.
 `down` removes the accounts and puts every changed permission back.
 
-With `--roster` (coursekit/lms/roster.py: id, 이름 or first/last name, email, LMS
+With `--roster` (coursekit/lms/roster.py: id, name or first/last name, email, LMS
 id) the learners are the roster's, named `<prefix><id>`, and the instructor's
 gradebook gets them with their names through `nbgrader db student import`; the
 whole roster is checked before any account is made.
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     parser.add_argument("--root", help="hub state (default /srv/<course id>-hub)")
     add_root_argument(parser, "--course")
     parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
-    parser.add_argument("--roster", type=Path, help="roster CSV: id, 이름, email, lms_id")
+    parser.add_argument("--roster", type=Path, help="roster CSV: id, name, email, lms_id")
     parser.add_argument(
         "--learner-language",
         default="ko_KR",

@@ -1,18 +1,22 @@
 """The class roster: who the learners are, read from one CSV and checked whole.
 
-    id,이름,email,lms_id
-    2026001,김민준,minjun@example.ac.kr,10501
-    2026002,"남궁 서연",seoyeon@example.ac.kr,10502
+    id,name,email,lms_id
+    2026001,Kim Minjun,minjun@example.ac.kr,10501
+    2026002,"Namgung Seoyeon",seoyeon@example.ac.kr,10502
 
-Columns (header names in English or Korean, any order): `id` (학번) is required;
-the name is either one `이름` / `name` column (full name, split as below) or
-`first_name` + `last_name` (`성` + `이름` when both are there); `email` (이메일)
-and `lms_id` (`lms_user_id`, LMS id) are optional. A learner's nbgrader id, and
-on the hub its Linux account, is the hub's prefix + `id`.
+Columns (header names in English or in the course's language, any order): `id` is
+required; the name is either one `name` column (full name, split as below) or
+`first_name` + `last_name`; `email` and `lms_id` (`lms_user_id`, LMS id) are
+optional. The course's language names the id, name, last-name and email columns
+too (its catalog's `roster column: ...` messages), and its name column beside its
+last-name column is the given name (Korean rosters write family name, given name).
+A learner's nbgrader id, and on the hub its Linux account, is the hub's prefix +
+`id`.
 
-A full name with a space splits there ("남궁 서연" → 남궁, 서연); one without
-takes its first syllable as the family name ("김민준" → 김, 민준). Write a
-two-syllable family name with a space, or use the `성` column.
+A full name with a space splits there ("Namgung Seoyeon" → Namgung, Seoyeon); one
+without takes its first character as the family name (a Korean name of three
+syllables: family name, then given name). Write a two-syllable family name with
+a space, or use the last-name column.
 
 `read` checks every row before anything is made from it: a roster with one bad
 row raises `RosterError` naming each bad row, and nothing is created.
@@ -27,28 +31,46 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit.core.messages import N_, _
+
 # A Linux account name once the hub's prefix is added (useradd's own rule, lower case).
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 MAX_ACCOUNT = 32
 EMAIL_PATTERN = re.compile(r"^[^@\s,;<>\"']+@[^@\s,;<>\"']+\.[^@\s,;<>\"']+$")
 MAX_NAME = 64
 
-# Header aliases -> field. `이름` means the given name only when `성` is there too.
-ALIASES = {
+# The header names of a column in the course's language (en: the English ones).
+ID_COLUMN = N_("roster column: id")
+NAME_COLUMN = N_("roster column: name")
+LAST_NAME_COLUMN = N_("roster column: last_name")
+EMAIL_COLUMN = N_("roster column: email")
+ENGLISH = {
     "id": "id",
-    "학번": "id",
     "student_id": "id",
     "name": "name",
-    "이름": "name",
     "first_name": "first_name",
     "last_name": "last_name",
-    "성": "last_name",
     "email": "email",
-    "이메일": "email",
     "lms_id": "lms_user_id",
     "lms id": "lms_user_id",
     "lms_user_id": "lms_user_id",
 }
+
+
+def aliases() -> dict[str, str]:
+    """Header name -> field: the English names, each field's own language's name after it."""
+    local = {
+        "id": _(ID_COLUMN),
+        "name": _(NAME_COLUMN),
+        "last_name": _(LAST_NAME_COLUMN),
+        "email": _(EMAIL_COLUMN),
+    }
+    found: dict[str, str] = {}
+    for header, field in ENGLISH.items():
+        found.setdefault(header, field)
+        if header == field and field in local:
+            found.setdefault(local.pop(field), field)
+    return found
 
 
 class RosterError(ValueError):
@@ -90,25 +112,31 @@ def _check_name(value: str, what: str) -> str | None:
 
 
 def _fields(header: list[str]) -> dict[str, int]:
-    """field -> column index; `이름` with `성` beside it is the given name."""
+    """field -> column index; the language's name column beside its last-name column (not
+    an English one) is the given name."""
     names = [unicodedata.normalize("NFC", h).strip().lower() for h in header]
+    known = aliases()
+    last_name = _(LAST_NAME_COLUMN)
+    given_beside_family = last_name not in ENGLISH and last_name in names
     fields: dict[str, int] = {}
     for index, name in enumerate(names):
-        field = ALIASES.get(name)
+        field = known.get(name)
         if field is None:
             raise RosterError(
-                f"roster: unknown column {header[index]!r} (known: {', '.join(ALIASES)})"
+                f"roster: unknown column {header[index]!r} (known: {', '.join(known)})"
             )
-        if field == "name" and "성" in names:
+        if field == "name" and given_beside_family:
             field = "first_name"
         if field in fields:
             raise RosterError(f"roster: two columns for {field} ({header[index]!r})")
         fields[field] = index
     if "id" not in fields:
-        raise RosterError("roster: no id column (id or 학번)")
+        names = " or ".join(dict.fromkeys(["id", _(ID_COLUMN)]))
+        raise RosterError(f"roster: no id column ({names})")
     has_split = "first_name" in fields and "last_name" in fields
     if "name" not in fields and not has_split:
-        raise RosterError("roster: no name column (이름, or first_name and last_name)")
+        name = _(NAME_COLUMN)
+        raise RosterError(f"roster: no name column ({name}, or first_name and last_name)")
     if "name" in fields and ("first_name" in fields or "last_name" in fields):
         raise RosterError("roster: both a full name and first/last name columns")
     return fields
@@ -142,14 +170,14 @@ def parse(text: str, prefix: str = "") -> list[Learner]:
             errors.append(f"id {value['id']!r} is also on row {seen[learner_id]}")
         if "name" in value:
             full = " ".join(value["name"].split())
-            error = _check_name(full, "이름")
+            error = _check_name(full, _(NAME_COLUMN))
             if error:
                 errors.append(error)
                 last, first = "", ""
             else:
                 last, first = split_full_name(full)
                 if not first:
-                    errors.append(f"이름 {full!r} has a family name only")
+                    errors.append(f"{_(NAME_COLUMN)} {full!r} has a family name only")
         else:
             last, first = value["last_name"], value["first_name"]
             errors += [

@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit.core.course import Course, CourseKit, add_root_argument
+from coursekit.core.messages import _, ngettext
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor
 
@@ -82,21 +83,25 @@ class Learner:
 
 def simulated_class(assignment: str, kit: CourseKit | None = None) -> list[Learner]:
     """Nine learners: reference, blank, catalog mistakes, an unknown mistake twice, one late."""
-    plans = [Learner("", "정답 (reference)"), Learner("", "빈 제출 (release 그대로)", blank=True)]
+    plans = [
+        Learner("", _("correct (reference)")),
+        Learner("", _("blank submission (as released)"), blank=True),
+    ]
     catalog = catalogs(kit).get(assignment)
     seen: set[str] = set()
     for entry in catalog.mistakes if catalog else []:
         if entry.function in seen or len(seen) == CATALOG_MISTAKES:
             continue  # one mistake per function, so the class shows several cells failing
         seen.add(entry.function)
-        plan = f"카탈로그 실수 {entry.function}/{entry.key}"
+        plan = _("catalog mistake {function}/{key}").format(function=entry.function, key=entry.key)
         plans.append(Learner("", plan, {entry.function: entry.source}))
     unknown = unknown_mistakes(kit)
     if assignment in unknown:
         function, sources = unknown[assignment]
         for source in sources:
-            plans.append(Learner("", f"카탈로그에 없는 실수 ({function})", {function: source}))
-    plans.append(Learner("", "정답, 마감 뒤 제출", late=True))
+            plan = _("a mistake not in the catalog ({function})").format(function=function)
+            plans.append(Learner("", plan, {function: source}))
+    plans.append(Learner("", _("correct, submitted after the due date"), late=True))
     return [
         Learner(f"learner-{i:02d}", p.plan, p.replace, p.blank, p.late)
         for i, p in enumerate(plans, start=1)
@@ -141,7 +146,12 @@ class Cycle:
         self.set_due_date(assignment, None)
         self.instructor.release_assignment(assignment)
 
-        self.log(f"== {assignment}: {len(learners)}명이 fetch → 풀이 → submit")
+        working = ngettext(
+            "{assignment}: {count} learner fetch → solve → submit",
+            "{assignment}: {count} learners fetch → solve → submit",
+            len(learners),
+        )
+        self.log("== " + working.format(assignment=assignment, count=len(learners)))
         for learner in [learner for learner in learners if not learner.late]:
             self.learner_works(learner, assignment)
             self.log(f"   {learner.student}: {learner.plan}")
@@ -151,7 +161,7 @@ class Cycle:
         time.sleep(1.1)
         for learner in [learner for learner in learners if learner.late]:
             self.learner_works(learner, assignment)
-            self.log(f"   {learner.student}: {learner.plan} (마감 뒤)")
+            self.log(f"   {learner.student}: {learner.plan} " + _("(late)"))
 
         self.log(f"== {assignment}: collect, autograde")
         self.instructor.collect(assignment)
@@ -160,7 +170,8 @@ class Cycle:
         # Kernels write start-up warnings to stderr: into a log, not between the progress lines.
         with stderr_to(self.root / "demo" / "autograde.log"):
             for i, student in enumerate(students, start=1):
-                self.log(f"   채점 중 [{i}/{len(students)}] {student}")
+                grading = _("grading [{done}/{total}] {student}")
+                self.log("   " + grading.format(done=i, total=len(students), student=student))
                 self.instructor.autograde(assignment, student)
         elapsed = time.perf_counter() - started
         self.log(f"   autograde {elapsed:.1f} s ({elapsed / len(students):.1f} s/notebook)")
@@ -186,7 +197,8 @@ def main(argv=None) -> int:
     cycle = Cycle(args.root, log=lambda line: print(line, flush=True))
     assignments = args.assignments or cycle.course.assignments()
     cycle.run(assignments)
-    print(f"== 전체 주기 {time.perf_counter() - started:.0f} s\n", flush=True)
+    whole = _("the whole cycle {seconds:.0f} s").format(seconds=time.perf_counter() - started)
+    print(f"== {whole}\n", flush=True)
     if args.no_report:
         return 0
 

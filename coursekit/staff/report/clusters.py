@@ -8,7 +8,7 @@ groups by those records and runs no learner code.
 
 Only real wrong outputs make clusters. A function still as released
 (`raise NotImplementedError()`) is not clustered: the report shows it as
-"미구현" (coursekit.staff.report.overview), and a learner who implemented nothing is
+not implemented (coursekit.staff.report.overview), and a learner who implemented nothing is
 in no group. A function that raised on the probe (any exception, or not a
 function) gave no output to compare: it joins an error group, one per function
 and error type, which the report lists apart from the clusters.
@@ -63,7 +63,7 @@ def clusters(data: AssignmentData) -> list[Cluster]:
 
     A learner joins a function's cluster when a failed hidden check of that function
     recorded a probe output that differs from the reference's; the functions a
-    learner left as released are not clustered (they are "미구현").
+    learner left as released are not clustered (they are not implemented).
     """
     functions = contract_functions(data.assignment)
     groups: dict[tuple[str, str], list[LearnerResult]] = defaultdict(list)

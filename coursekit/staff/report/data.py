@@ -3,7 +3,7 @@
 A failed hidden check leaves a verdict record in its cell's metadata
 (coursekit.checks.verdict, stored by the grader): the function, the first failing
 case with its seed, the misconception that fits, and what the function gave on
-its probe cases. The report reads those records; the Korean text is only
+its probe cases. The report reads those records; their text is only
 shown, never parsed, and no learner code runs.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from coursekit.checks.verdict import Verdict, describe_case_record
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course
+from coursekit.core.messages import _
 
 
 @dataclass
@@ -34,11 +35,11 @@ class Failure:
 
     @property
     def summary(self) -> str:
-        """The Korean diagnosis in one line: the misconception, else the message's first line."""
+        """The diagnosis in one line: the misconception, else the message's first line."""
         if self.key:
-            return f"짐작되는 실수 [{self.key}]: {self.key_title}"
+            return _("likely mistake [{key}]: {title}").format(key=self.key, title=self.key_title)
         lines = [line.strip() for line in self.message.splitlines() if line.strip()]
-        return lines[0] if lines else "출력 없이 점수를 잃었습니다"
+        return lines[0] if lines else _("lost points with no output")
 
 
 def failure_of(

@@ -1,7 +1,7 @@
 """What TAs see first: the score distribution, each cell's pass rate, who implemented nothing.
 
 A learner who left a function's released stub (`raise NotImplementedError()`)
-did not get it wrong: that function is "미구현", shown once per learner
+did not get it wrong: that function is "not implemented", shown once per learner
 instead of as a failing cell per test and a probe cluster per function.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from coursekit.core import cells
 from coursekit.core.course import Course, contract_functions
+from coursekit.core.messages import _
 from coursekit.learner import diagnosis
 from coursekit.staff.report.data import AssignmentData, LearnerResult
 
@@ -26,10 +27,15 @@ class Bin:
     students: list[str] = field(default_factory=list)
 
     @property
+    def short_label(self) -> str:
+        """The range, without saying whether its top belongs to it (the chart's axis)."""
+        return _("{low:g}–{high:g} points").format(low=self.low, high=self.high)
+
+    @property
     def label(self) -> str:
         if self.last:
-            return f"{self.low:g}–{self.high:g}점"
-        return f"{self.low:g}–{self.high:g}점 미만"
+            return self.short_label
+        return _("{range}, top excluded").format(range=self.short_label)
 
 
 @dataclass

@@ -7,14 +7,21 @@ import re
 from pathlib import Path
 
 from coursekit.core import templating
+from coursekit.core.messages import N_, _, ngettext
 from coursekit.learner.diagnosis import display_width
 from coursekit.staff.report.clusters import Cluster
 from coursekit.staff.report.data import AssignmentData
 from coursekit.staff.report.overview import Overview
 from coursekit.staff.report.summary import Summary
 
-# A function still as released is shown once as 미구현, not as a misconception.
+# A function still as released is shown once as not implemented, not as a misconception.
 NOT_IMPLEMENTED_KEY = "not_implemented"
+
+# A cell's status in the CSV (translated as it is written), and a cluster no catalog entry names.
+WRONG = N_("wrong")
+NOT_IMPLEMENTED = N_("not implemented")
+WAITING_FOR_TA = N_("waiting for a TA")
+NOT_IN_CATALOG = N_("a mistake not in the catalog")
 
 CSV_COLUMNS = [
     "assignment", "student", "late", "score", "max_score", "cell", "status",
@@ -49,6 +56,11 @@ def unimplemented_cells(view: Overview, student: str) -> set[str]:
     return {rate.cell for rate in view.cells if rate.function in left}
 
 
+def learners(n: int, width: int = 0) -> str:
+    """`n` learners, the number right-aligned in `width` characters."""
+    return ngettext("{count} learner", "{count} learners", n).format(count=f"{n:>{width}}")
+
+
 def reproduce(data: AssignmentData, seed: int | None) -> str:
     if seed is None:
         return ""
@@ -56,25 +68,26 @@ def reproduce(data: AssignmentData, seed: int | None) -> str:
 
 
 def terminal_overview(data: AssignmentData, view: Overview) -> list[str]:
-    """The score histogram, each cell's pass rate and the 미구현 line, compactly."""
-    lines = ["  점수 분포 (학습자 수; 조교가 채점하기 전의 서술형은 0점):"]
+    """The score histogram, each cell's pass rate and the not-implemented line, compactly."""
+    lines = ["  " + _("Score distribution (learners; written answers score 0 until a TA grades):")]
     width = max(display_width(b.label) for b in view.histogram)
     for b in view.histogram:
         pad = " " * (width - display_width(b.label))
-        lines.append(f"    {pad}{b.label} {len(b.students):>3}명 {'█' * len(b.students)}".rstrip())
-    lines.append("  칸별 통과율 (만점을 받은 학습자 / 전체, 노트북 순서):")
+        n = len(b.students)
+        lines.append(f"    {pad}{b.label} {learners(n, 3)} {'█' * n}".rstrip())
+    lines.append("  " + _("Pass rate per cell (learners with full marks / all, notebook order):"))
     width = max((len(rate.cell) for rate in view.cells), default=4)
     for rate in view.cells:
         bar = "█" * rate.passed + "░" * (rate.learners - rate.passed)
-        lines.append(
-            f"    {rate.cell:<{width}} {rate.points:>3g}점 {rate.passed:>3}/{rate.learners} {bar}"
-        )
+        points = _("{points:>3g} pt").format(points=rate.points)
+        lines.append(f"    {rate.cell:<{width}} {points} {rate.passed:>3}/{rate.learners} {bar}")
     left = view.unimplemented
-    lines.append(
-        f"  미구현 (아무 함수도 구현하지 않음): {len(left.nothing)}명 {', '.join(left.nothing)}"
-    )
+    nothing = _("Not implemented (no function implemented): {learners} {names}")
+    names = ", ".join(left.nothing)
+    lines.append("  " + nothing.format(learners=learners(len(left.nothing)), names=names))
     for student, functions in left.partly.items():
-        lines.append(f"    일부 미구현 {student}: {', '.join(functions)}")
+        partly = _("partly not implemented, {student}: {functions}")
+        lines.append("    " + partly.format(student=student, functions=", ".join(functions)))
     return lines
 
 
@@ -83,55 +96,64 @@ def terminal(
 ) -> str:
     total = view.full_score
     mean = sum(learner.score for learner in data.learners) / max(len(data.learners), 1)
-    lines = [
-        f"■ {data.assignment} — 학습자 {len(data.learners)}명, 만점 {total:g}점, 평균 {mean:.1f}점"
-    ]
+    title = _("{assignment} — {learners}, full score {total:g}, mean {mean:.1f}")
+    n = learners(len(data.learners))
+    lines = ["■ " + title.format(assignment=data.assignment, learners=n, total=total, mean=mean)]
     lines += terminal_overview(data, view)
     width = max((display_width(learner.label) for learner in data.learners), default=7)
-    lines.append(f"  {'학습자':<{width - 1}} {'점수':>7}  틀린 칸과 진단")
+    header = _("learner")
+    header += " " * (width + 2 - display_width(header))  # as wide as the labels' column
+    lines.append(f"  {header} {_('score'):>7}  " + _("failing cells and diagnoses"))
     for learner in data.learners:
-        late = " (마감 뒤)" if learner.late else ""
+        late = " " + _("(late)") if learner.late else ""
         pad = " " * (width + 2 - display_width(learner.label))  # Korean names are wide
         head = f"  {learner.label}{pad} {learner.score:>5g}/{total:g}{late}"
         if learner.student in view.unimplemented.nothing:
-            lines.append(f"{head}  미구현: 아무 함수도 구현하지 않았습니다")
+            lines.append(f"{head}  " + _("not implemented: no function is implemented"))
             continue
         lines.append(head)
         stubs = unimplemented_cells(view, learner.student)
         if stubs:
             functions = ", ".join(view.unimplemented.of(learner.student))
-            lines.append(f"      … 미구현: {functions} (자동 채점 칸 {len(stubs)}개)")
+            stubbed = ngettext(
+                "… not implemented: {functions} ({count} autograded cell)",
+                "… not implemented: {functions} ({count} autograded cells)",
+                len(stubs),
+            )
+            lines.append("      " + stubbed.format(functions=functions, count=len(stubs)))
         for f in learner.failures:
             if f.cell in stubs:
                 continue
             case = f" · seed {f.seed}" if f.seed is not None else ""
             lines.append(f"      ✗ {f.cell} ({f.score:g}/{f.max_score:g}){case}: {f.summary}"[:170])
             if f.case:
-                lines.append(f"          사례: {f.case}"[:170])
+                lines.append(("          " + _("case: {case}").format(case=f.case))[:170])
         for cell in learner.manual_cells:
-            lines.append(f"      … {cell}: 조교 채점 대기")
-    lines.append("  짐작되는 실수 (학습자 수):")
+            lines.append(f"      … {cell}: " + _(WAITING_FOR_TA))
+    lines.append("  " + _("Likely mistakes (learners):"))
     for key, title, n in misconceptions(summary):
-        lines.append(f"    {n:>2}명 {'█' * n} [{key}] {title}"[:150])
-    lines.append("  같은 틀린 출력으로 묶인 학습자 (probe):")
+        lines.append(f"    {learners(n, 2)} {'█' * n} [{key}] {title}"[:150])
+    lines.append("  " + _("Learners grouped by the same wrong output (probe):"))
     for label, c in numbered(clusters):
         if c.is_error or len(c.students) < 2:
             continue  # the HTML page lists every group; the terminal only the real clusters
-        named = ", ".join(c.keys) if c.known else "카탈로그에 없는 실수"
+        named = ", ".join(c.keys) if c.known else _(NOT_IN_CATALOG)
         members = ", ".join(c.students)
-        lines.append(f"    {label} {c.function}: {len(c.students)}명 {members} — {named}")
+        lines.append(f"    {label} {c.function}: {learners(len(c.students))} {members} — {named}")
     errors = [(label, c) for label, c in numbered(clusters) if c.is_error]
     if errors:
-        lines.append("  probe 에서 출력 대신 오류를 낸 함수 (묶음에 넣지 않음):")
+        raised = _("Functions that raised an error on the probe, not an output (not grouped):")
+        lines.append("  " + raised)
     for label, c in errors:
         members = ", ".join(c.students)
-        lines.append(f"    {label} {c.function}: {len(c.students)}명 {members} — {c.error}"[:170])
+        line = f"    {label} {c.function}: {learners(len(c.students))} {members} — {c.error}"
+        lines.append(line[:170])
     return "\n".join(lines)
 
 
 def write_csv(path: Path, data: AssignmentData, clusters: list[Cluster], view: Overview) -> None:
-    """One row per failing cell ("틀림", or "미구현" when its function is still as released)
-    and per manual cell waiting for a TA."""
+    """One row per failing cell (WRONG, or NOT_IMPLEMENTED when its function is still as
+    released) and per manual cell WAITING_FOR_TA; the statuses in the course's language."""
     ids = cluster_ids(clusters)
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
@@ -141,7 +163,7 @@ def write_csv(path: Path, data: AssignmentData, clusters: list[Cluster], view: O
             base.append(learner.max_score)
             stubs = unimplemented_cells(view, learner.student)
             for f in learner.failures:
-                status = "미구현" if f.cell in stubs else "틀림"
+                status = _(NOT_IMPLEMENTED) if f.cell in stubs else _(WRONG)
                 writer.writerow(
                     [*base, f.cell, status, f.score, f.max_score, f.function or "", f.key or "",
                      f.key_title, "" if f.seed is None else f.seed, f.case, f.summary,
@@ -149,7 +171,7 @@ def write_csv(path: Path, data: AssignmentData, clusters: list[Cluster], view: O
                 )  # fmt: skip
             for cell in learner.manual_cells:
                 writer.writerow(
-                    [*base, cell, "조교 채점 대기", "", data.manual.get(cell, ""), *[""] * 7]
+                    [*base, cell, _(WAITING_FOR_TA), "", data.manual.get(cell, ""), *[""] * 7]
                 )
 
 
@@ -209,9 +231,9 @@ def histogram_geometry(view: Overview) -> dict:
                 "width": col_w - 12,
                 "height": f"{height:.1f}",
                 "label": b.label,
-                "short_label": b.label.removesuffix(" 미만"),
+                "short_label": b.short_label,
                 "n": n,
-                "who": ", ".join(b.students) or "없음",
+                "who": ", ".join(b.students) or _("nobody"),
                 "middle": x + col_w / 2,
                 "count_y": f"{y - 5:.1f}",
             }
@@ -248,7 +270,7 @@ def without_docstring(code: str) -> str:
 def misconception_rows(summary: Summary) -> list[dict]:
     return [
         {"key": key, "title": title, "who": summary.hit_by[key]}
-        for key, title, _ in misconceptions(summary)
+        for key, title, _count in misconceptions(summary)
     ]
 
 
@@ -261,7 +283,7 @@ def cluster_groups(clusters: list[Cluster]) -> dict:
                 {"label": label, "function": c.function, "students": c.students, "error": c.error}
             )
             continue
-        named = ", ".join(f"[{k}]" for k in c.keys) if c.known else "카탈로그에 없는 실수"
+        named = ", ".join(f"[{k}]" for k in c.keys) if c.known else _(NOT_IN_CATALOG)
         row = {"label": label, "function": c.function, "named": named}
         if len(c.students) < 2:
             singles.append({**row, "student": c.students[0]})
@@ -345,7 +367,7 @@ def page_data(
         "histogram": histogram_geometry(view),
         "cell_rates": cell_rates(view),
         "unimplemented": view.unimplemented,
-        "misconception_bars": bar_geometry([(f"[{k}]", count) for k, _, count in found], n),
+        "misconception_bars": bar_geometry([(f"[{k}]", count) for k, _title, count in found], n),
         "misconceptions": misconception_rows(summary),
         "clusters": cluster_groups(clusters),
         "learner_table": learner_table(data, clusters, view),
