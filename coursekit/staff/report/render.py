@@ -103,7 +103,7 @@ def terminal(
     width = max((display_width(learner.label) for learner in data.learners), default=7)
     header = _("learner")
     header += " " * (width + 2 - display_width(header))  # as wide as the labels' column
-    score = _("score")
+    score = _("score")  # out of the f-string: babel extracts no _() inside one
     lines.append(f"  {header} {score:>7}  " + _("failing cells and diagnoses"))
     for learner in data.learners:
         late = " " + _("(late)") if learner.late else ""
