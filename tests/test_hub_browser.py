@@ -98,6 +98,10 @@ def hub():
     settings = HubSettings(
         root=root, port=free_ports(3), prefix="tpt-", learners=2, roster=learners
     )
+    # A run killed before its teardown leaves the class's accounts behind, and in their
+    # homes what they fetched and submitted: this run starts from none.
+    for user in [settings.instructor, *settings.learner_names]:
+        accounts.remove_account(user)
     hub_process = None
     try:
         passwords = hub_cli.setup(settings)
