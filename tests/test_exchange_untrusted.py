@@ -219,12 +219,19 @@ def reference_importing_notebook(release_nb, source_nb):
     return submissions.fill(release_nb, source_nb, replace=replace)
 
 
-@pytest.fixture(scope="module")
-def klass(tmp_path_factory):
+def shared_folders() -> tuple[Path, Path]:
+    """An exchange every account may write to (sticky, as a shared /srv/nbgrader/exchange)
+    and a folder for the learners' homes, outside the root-only pytest folder."""
     exchange = Path(tempfile.mkdtemp(prefix="tpx-exchange-", dir="/tmp"))
     homes = Path(tempfile.mkdtemp(prefix="tpx-homes-", dir="/tmp"))
     exchange.chmod(0o1777)
     homes.chmod(0o755)
+    return exchange, homes
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    exchange, homes = shared_folders()
     c = Class(tmp_path_factory.mktemp("untrusted_course"), exchange, homes)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))

@@ -22,7 +22,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC
 from pathlib import Path
@@ -43,6 +42,7 @@ from tests.test_exchange_untrusted import (
     Class,
     as_account,
     reference_lines,
+    shared_folders,
 )
 
 pytestmark = pytest.mark.xdist_group("live")
@@ -147,10 +147,7 @@ def stop(proc: subprocess.Popen) -> int:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    exchange = Path(tempfile.mkdtemp(prefix="tpx-exchange-", dir="/tmp"))
-    homes = Path(tempfile.mkdtemp(prefix="tpx-homes-", dir="/tmp"))
-    exchange.chmod(0o1777)
-    homes.chmod(0o755)
+    exchange, homes = shared_folders()
     c = Live(tmp_path_factory.mktemp("live_course"), exchange, homes)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
