@@ -473,6 +473,10 @@ def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: Wor
         with (
             # as make grade's scheduler, and README's
             dask.config.set(dask_cluster.ONE_TASK_PER_THREAD),
+            # and its workers, forked from a warm forkserver: a killed worker's nanny starts
+            # the next in a fork, not a fresh interpreter (twice a CI rehearsal was left with
+            # no worker at all after a death, on spawned workers)
+            dask_cluster.forkserver_workers(),
             LocalCluster(
                 n_workers=1,
                 threads_per_worker=1,
