@@ -245,11 +245,16 @@ def klass(tmp_path_factory):
             shutil.rmtree(homes, ignore_errors=True)
 
 
+def copy_course_packages(root: Path) -> None:
+    """The assignment's reference and the hidden checks, which the grader imports."""
+    (root / "solutions").mkdir()
+    shutil.copy(ROOT / "solutions" / f"{ASSIGNMENT}.py", root / "solutions")
+    (root / "solutions" / "__init__.py").write_text("")
+    shutil.copytree(ROOT / "grader_tests", root / "grader_tests")
+
+
 def run_class(c: Class) -> Class:
-    (c.root / "solutions").mkdir()
-    shutil.copy(ROOT / "solutions" / f"{ASSIGNMENT}.py", c.root / "solutions")
-    (c.root / "solutions" / "__init__.py").write_text("")
-    shutil.copytree(ROOT / "grader_tests", c.root / "grader_tests")
+    copy_course_packages(c.root)
     (c.root / "instructor_notes.txt").write_text(INSTRUCTOR_SECRET + "\n", encoding="utf-8")
     (c.root / "instructor_notes.txt").chmod(0o600)
     instructor = Instructor(c.root)

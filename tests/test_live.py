@@ -35,12 +35,13 @@ from coursekit.cluster.task import read_submission
 from coursekit.live import attempts
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor
-from tests.course_sandbox import ROOT, CourseSandbox
+from tests.course_sandbox import CourseSandbox
 from tests.test_exchange_untrusted import (
     ASSIGNMENT,
     NOTEBOOK,
     Class,
     as_account,
+    copy_course_packages,
     reference_lines,
     shared_folders,
 )
@@ -166,10 +167,7 @@ def live(tmp_path_factory):
 
 
 def run_workshop(c: Live) -> Live:
-    (c.root / "solutions").mkdir()
-    shutil.copy(ROOT / "solutions" / f"{ASSIGNMENT}.py", c.root / "solutions")
-    (c.root / "solutions" / "__init__.py").write_text("")
-    shutil.copytree(ROOT / "grader_tests", c.root / "grader_tests")
+    copy_course_packages(c.root)
     with (c.root / "nbgrader_config.py").open("a", encoding="utf-8") as fh:
         # long enough that the resubmit below is inside it on any machine
         fh.write("\nc.LiveGrading.min_interval = 3600\n")
