@@ -101,6 +101,11 @@ def compare(template, work: Path, runs: int, jobs: int, pristine) -> str:
     measured = {way: {name: [] for name in MEASURES} for way in WAYS}
     try:
         with slurm_host(work / "slurm-host") as host:
+            # A job holds one CPU: more jobs than the partition's CPUs would wait in the
+            # queue, and workers_up with them. Both ways get the same count.
+            if jobs > host.cpus:
+                print(f"{jobs} workers asked, the partition runs {host.cpus}: {host.cpus} each way")
+                jobs = host.cpus
             env = {"SLURM_CONF": str(host.conf)}
             old_conf, os.environ["SLURM_CONF"] = os.environ.get("SLURM_CONF"), str(host.conf)
             try:
