@@ -178,7 +178,10 @@ def slurm_host(folder: Path) -> Iterator[SlurmHost]:
         pytest.skip("slurmd runs jobs as their owner, so this test's SLURM needs root")
     folder = Path(folder)
     for sub in ("state", "spool", "munge"):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
+        # A run killed before its cleanup leaves its key (mungekey will not overwrite
+        # one) and slurmctld's saved queue: every host starts from none.
+        shutil.rmtree(folder / sub, ignore_errors=True)
+        (folder / sub).mkdir(parents=True)
     munge = folder / "munge"  # the key and the daemon's own files: root's alone
     munge.chmod(0o700)
     # munged wants every account able to reach its socket, so not in a test's private
