@@ -11,6 +11,9 @@ LocalCluster on this machine (-j processes), of a running cluster
 (--slurm, coursekit.cluster.slurm; the jobs cancelled however it ends); only this process
 writes the gradebook and autograded/, and a submission already graded with
 the same files and course is not graded again (--regrade to force). A
+learner graded by `make live` first gets the attempt that counts
+(`c.LiveGrading.counted`, coursekit/live/counted.py) in submitted/, unless
+--as-collected. A
 notebook that is not valid JSON is graded as stock nbgrader grades a missing
 notebook (0 on every cell) and the reason is recorded. Reasons for cells that
 scored 0 because of a grading guard are printed and written to
@@ -45,6 +48,7 @@ from coursekit.cluster import dask_cluster, distribute, gradebook, task, worker
 from coursekit.core import incidents
 from coursekit.core.course import add_root_argument
 from coursekit.core.messages import _, ngettext
+from coursekit.live import attempts
 from coursekit.sandbox import policy
 
 
@@ -86,6 +90,11 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--regrade", action="store_true", help="grade again what is graded with the same files"
+    )
+    parser.add_argument(
+        "--as-collected",
+        action="store_true",
+        help="grade submitted/ as it is: no live learner's counted attempt put in place first",
     )
     add_root_argument(parser)
     parser.add_argument("--cell-timeout", type=int, help="seconds per cell (Execute.timeout)")
@@ -181,6 +190,33 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
+def put_counted_in_place(root: Path, args) -> str:
+    """Each live learner's counted attempt in submitted/; the line saying so ("" when no
+    learner was graded live: a class that never ran make live is graded as collected)."""
+    if not attempts.any_record(root):
+        return ""
+    from coursekit.core.course import load_config
+    from coursekit.live import counted
+
+    placed = counted.put_in_place(root, load_config(root), args.assignments, args.student or ())
+    if not placed.learners:
+        return ""
+    line = ngettext(
+        "Counted attempts (c.LiveGrading.counted): put in place for {put} of {learners} "
+        "learner graded live",
+        "Counted attempts (c.LiveGrading.counted): put in place for {put} of {learners} "
+        "learners graded live",
+        placed.learners,
+    ).format(put=len(placed.put), learners=placed.learners)
+    for assignment, learner in placed.not_put:
+        refused = _(
+            "{assignment} · {learner}: the exchange did not collect the counted attempt "
+            "(reports/exchange_incidents.json)"
+        )
+        line += "\n  " + refused.format(assignment=assignment, learner=learner)
+    return line
+
+
 def progress_line(done: int, total: int, outcome: task.Result) -> str:
     found = outcome.incidents
     mark = "✓" if outcome.ok else "✗ " + _("grading failed")
@@ -224,6 +260,10 @@ def main(argv=None) -> int:
             return 2
     course = gradebook.course_settings(root)
     db_url = gradebook.with_busy_timeout(course.db_url)
+    if not args.as_collected:
+        counted_line = put_counted_in_place(root, args)
+        if counted_line:
+            print(counted_line)
     tasks = find_submissions(root, set(args.assignments), set(args.student or ()))
     if not tasks:
         print(_("No submission to grade (submitted/<learner>/<assignment>/)."))

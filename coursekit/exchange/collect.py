@@ -69,6 +69,23 @@ def course_budget(config) -> Budget:
     return limits.budget()
 
 
+def due_date(coursedir: CourseDirectory) -> datetime.datetime | None:
+    """The assignment's due date in the gradebook (naive UTC, as nbgrader keeps it)."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        try:
+            return gb.find_assignment(coursedir.assignment_id).duedate
+        except MissingEntry:
+            return None
+
+
+def last_before(records: list[dict], duedate: datetime.datetime | None) -> dict:
+    """nbgrader's `--before-duedate` choice among one learner's submissions (`_record`s):
+    the newest received at or before the due date; none before it, the newest."""
+    newest_first = sorted(records, key=lambda rec: rec["timestamp"], reverse=True)
+    before = [rec for rec in newest_first if duedate is None or rec["timestamp"] <= duedate]
+    return (before or newest_first)[0]
+
+
 class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
     """nbgrader's ExchangeCollect; who and when come from the file system, plain files only."""
 
@@ -119,19 +136,11 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
             if rec is not None:
                 usergroups.setdefault(rec["username"], []).append(rec)
 
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
-            except MissingEntry:
-                self.duedate = None
+        self.duedate = due_date(self.coursedir)
         if self.duedate is None or not self.before_duedate:
             self.src_records = [self._sort_by_timestamp(v)[0] for v in usergroups.values()]
         else:
-            self.src_records = []
-            for v in usergroups.values():
-                records = self._sort_by_timestamp(v)
-                before = [r for r in records if r["timestamp"] <= self.duedate]
-                self.src_records.append(before[0] if before else records[0])
+            self.src_records = [last_before(v, self.duedate) for v in usergroups.values()]
 
     def _note(self, student: str, filename: str, path: str, reason: str) -> None:
         self.incidents.setdefault(student, []).append(

@@ -92,6 +92,11 @@ def of_learner(root: Path, assignment: str, learner: str) -> list[Attempt]:
     return sorted(found, key=lambda a: (a.submitted_at, a.entry))
 
 
+def any_record(root: Path) -> bool:
+    """Whether the live service recorded any attempt in this course."""
+    return any((Path(root) / FOLDER).glob("*/*/*.json"))
+
+
 def every(root: Path) -> list[Attempt]:
     """Every record of the course, by assignment, learner and submission."""
     found = [read(p) for p in (Path(root) / FOLDER).glob("*/*/*.json")]

@@ -5,7 +5,8 @@ collect sees it (`SafeExchangeCollect._record`: the learner is the folder's
 owner, the time is when the exchange received it, plain files within the
 budget; a refused entry is logged and recorded there, once per run), in the
 order the exchange received them, each once it is complete (its secret written, or
-unchanged for a while). `OneSubmissionCollect` collects that one
+unchanged for a while); `received` lists some learners' entries of one assignment,
+handled or not (make grade's counted attempt). `OneSubmissionCollect` collects that one
 entry into submitted/ by the same rules. `Watch` wakes the service when
 inbound changes (watchdog's inotify observer); the service rescans anyway
 every few seconds, since a notice can be missed and it may have been down.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
 from coursekit.exchange import reasons, record
 from coursekit.exchange.collect import SafeExchangeCollect
@@ -49,6 +50,11 @@ class OneSubmissionCollect(SafeExchangeCollect):
     """The safe collect of one inbound entry (`entry`), replacing the learner's submitted/."""
 
     entry = Unicode("", help="The inbound folder's name to collect.").tag(config=True)
+    replace = Bool(
+        False,
+        help="Put the entry in place whichever submission submitted/ holds (make grade's "
+        "counted attempt); else only over an older one.",
+    ).tag(config=True)
 
     def init_src(self):
         if self.coursedir.course_id == "":
@@ -58,7 +64,8 @@ class OneSubmissionCollect(SafeExchangeCollect):
         self.incidents = {}
         found = self._record(self.entry, self.staff_uids())
         self.src_records = [found] if found else []
-        self.update, self.before_duedate = True, False
+        # _collect's rules: --update copies a newer one, --before-duedate any that differs
+        self.update, self.before_duedate = True, self.replace
 
     def copy_files(self):
         # SafeExchangeCollect's loop, but what it notes is added to the learner's entries in
@@ -77,7 +84,9 @@ def add_incidents(app: SafeExchangeCollect, incidents: dict[str, list[dict]]) ->
         record.add(path, app.coursedir.assignment_id, student, entries)
 
 
-def collector(config, assignment: str, entry: str = "") -> OneSubmissionCollect:
+def collector(
+    config, assignment: str, entry: str = "", replace: bool = False
+) -> OneSubmissionCollect:
     config = copy.deepcopy(config)  # Config.copy() shares its sections
     config.CourseDirectory.assignment_id = assignment
     config.CourseDirectory.student_id = "*"
@@ -86,6 +95,7 @@ def collector(config, assignment: str, entry: str = "") -> OneSubmissionCollect:
         authenticator=Authenticator(config=config),
         config=config,
         entry=entry,
+        replace=replace,
     )
 
 
@@ -97,11 +107,34 @@ def collect(config, entry: Entry) -> bool:
     return bool(app.src_records)
 
 
+def inbound_path(config) -> Path:
+    return Path(config.Exchange.root) / config.CourseDirectory.course_id / "inbound"
+
+
+def received(config, assignment: str, learners: set[str]) -> dict[str, list[dict]]:
+    """learner -> their inbound submissions of `assignment` as the safe collect reads them
+    (`_record`s: who, when received); a refused one is left out (the exchange logs why)."""
+    reader = collector(config, assignment)
+    path = inbound_path(config)
+    reader.inbound_path, reader.incidents = str(path), {}
+    staff, found = reader.staff_uids(), {}
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        if name.split("+")[0] not in learners:
+            continue
+        rec = reader._record(name, staff)
+        if rec is not None:
+            found.setdefault(rec["username"], []).append(rec)
+    return found
+
+
 class Inbound:
     def __init__(self, root: Path, config, assignments: list[str]):
         self.root, self.config = Path(root), config
-        exchange = Path(config.Exchange.root)
-        self.path = exchange / config.CourseDirectory.course_id / "inbound"
+        self.path = inbound_path(config)
         self.readers = {a: collector(config, a) for a in assignments}
         self.refused: set[str] = set()  # logged once per run, never retried
 

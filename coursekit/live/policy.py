@@ -1,12 +1,20 @@
-"""Which submits the live service grades: `c.LiveGrading` in nbgrader_config.py.
+"""Which submits the live service grades, and which one counts: `c.LiveGrading`.
 
     c.LiveGrading.min_interval = 60     # seconds between two graded attempts of a learner
     c.LiveGrading.max_attempts = 30     # graded attempts per learner and assignment
-    c.LiveGrading.per_assignment = {"ch3_multihead": {"min_interval": 120}}
+    c.LiveGrading.counted = "last"      # or "best": the attempt make grade grades
+    c.LiveGrading.per_assignment = {"ch3_multihead": {"min_interval": 120, "counted": "best"}}
 
 A submit outside the policy is kept (nbgrader keeps every submission) and is
 not graded: its learner gets a short note as its feedback, saying from when a
 submit is graded again. Times are the exchange's (when it received each one).
+
+The counted attempt (`counted_submission`, put in place by make grade through
+coursekit/live/counted.py): "last" is the learner's last submission received at
+or before the gradebook's due date, as `nbgrader collect --before-duedate`
+chooses (none before it: the last one, which nbgrader then marks late); "best"
+is the graded attempt with the most points by its record (ties: the later),
+among those on time when there are any.
 """
 
 from __future__ import annotations
@@ -14,10 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from traitlets import Dict, Integer
+from traitlets import Dict, Enum, Integer
 from traitlets.config import Configurable
 
+from coursekit.core.messages import _
+from coursekit.exchange.collect import last_before
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
+
+COUNTED = ("last", "best")
 
 
 @dataclass(frozen=True)
@@ -31,9 +43,15 @@ class LiveGrading(Configurable):
         60, min=0, help="Least seconds between two graded attempts of one learner."
     ).tag(config=True)
     max_attempts = Integer(30, min=1, help="Most graded attempts per learner.").tag(config=True)
+    counted = Enum(
+        COUNTED,
+        "last",
+        help="The attempt make grade grades: the last before the due date, or the best graded.",
+    ).tag(config=True)
     per_assignment = Dict(
         {},
-        help="assignment -> {'min_interval': s, 'max_attempts': n}: what differs for it.",
+        help="assignment -> {'min_interval': s, 'max_attempts': n, 'counted': 'last'|'best'}: "
+        "what differs for it.",
     ).tag(config=True)
 
     def limits(self, assignment: str) -> tuple[int, int]:
@@ -55,3 +73,36 @@ class LiveGrading(Configurable):
             if submitted_at < next_at:
                 return Decision(TOO_SOON, next_at)
         return Decision(GRADED)
+
+    def counted_rule(self, assignment: str) -> str:
+        rule = self.per_assignment.get(assignment, {}).get("counted", self.counted)
+        if rule not in COUNTED:
+            unknown = _("{setting}: {rule!r} is neither 'last' nor 'best'")
+            setting = f"c.LiveGrading.per_assignment[{assignment!r}]['counted']"
+            raise ValueError(unknown.format(setting=setting, rule=rule))
+        return rule
+
+    def counted_submission(
+        self, assignment: str, submissions: list[dict], graded: list[Attempt], duedate
+    ) -> dict | None:
+        """The counted one of a learner's inbound `submissions` (the safe collect's records:
+        "filename", "timestamp" naive UTC), by their attempt records `graded`."""
+        if not submissions:
+            return None
+        if self.counted_rule(assignment) == "best":
+            by_entry = {rec["filename"]: rec for rec in submissions}
+            scored = [a for a in graded if a.outcome == GRADED and a.entry in by_entry]
+            on_time = [
+                a for a in scored if duedate is None or by_entry[a.entry]["timestamp"] <= duedate
+            ]
+            if scored:
+                best = max(
+                    on_time or scored,
+                    key=lambda a: (points(a), by_entry[a.entry]["timestamp"], a.entry),
+                )
+                return by_entry[best.entry]
+        return last_before(submissions, duedate)  # "last", or "best" with nothing graded
+
+
+def points(attempt: Attempt) -> float:
+    return sum(cell["points"] or 0 for cell in attempt.cells.values())
