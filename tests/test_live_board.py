@@ -298,3 +298,94 @@ def test_the_board_in_chromium_updates_without_a_reload(served):
             assert errors == []  # the CSP refused nothing the page needs
         finally:
             browser.close()
+
+
+# -- on the hub (the config only: not tried on a live hub here) -----------------
+
+
+def test_the_hub_runs_the_board_as_the_instructor_for_the_instructor_and_tas_only(
+    tmp_path, monkeypatch
+):
+    from jupyterhub.scopes import _check_scopes_exist
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from coursekit.hub import board_service
+    from coursekit.hub.settings import HubSettings
+
+    hub = HubSettings(root=str(tmp_path), repo=str(REPO), learners=2, tas=2)
+    hub.save()
+    monkeypatch.setenv("COURSEKIT_HUB_ROOT", str(tmp_path))
+    config_file = REPO / "coursekit" / "hub" / "jupyterhub_config.py"
+    c = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
+
+    (service,) = c.JupyterHub.services
+    assert service["name"] == board_service.SERVICE
+    assert service["user"] == hub.instructor and service["cwd"] == str(hub.course_root)
+    assert service["command"][-1] == "live"  # coursekit live: the service and its board
+    assert service["url"].startswith("http://127.0.0.1:")
+    assert c.JupyterHub.load_groups == {"tas": {"users": ["tp-ta01", "tp-ta02"]}}
+    assert set(hub.ta_names) <= c.Authenticator.allowed_users
+
+    (role,) = c.JupyterHub.load_roles
+    assert role["scopes"] == ["access:services!service=live-board"]
+    _check_scopes_exist(role["scopes"])
+    assert role["users"] == [hub.instructor] and role["groups"] == ["tas"]
+    granted = {u for r in c.JupyterHub.load_roles for u in r.get("users", [])}
+    assert not granted & set(hub.learner_names)  # learners: no scope, 403 on the board
+    # the service itself holds no role, so no scope (docs/security.md says why)
+    assert not any(r.get("services") for r in c.JupyterHub.load_roles)
+
+
+def test_on_the_hub_the_board_asks_the_hub_and_a_stranger_is_sent_to_log_in(tmp_path, monkeypatch):
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    prefix = "/services/live-board/"
+    for name, value in {
+        "JUPYTERHUB_SERVICE_PREFIX": prefix,
+        "JUPYTERHUB_SERVICE_NAME": "live-board",
+        "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:0",
+        "JUPYTERHUB_API_TOKEN": "not-a-real-token",
+        "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api",  # nothing listens: no hub
+        "JUPYTERHUB_CLIENT_ID": "service-live-board",
+        "JUPYTERHUB_OAUTH_CALLBACK_URL": prefix + "oauth_callback",
+        "JUPYTERHUB_HOST": "",
+        "JUPYTERHUB_BASE_URL": "/",
+    }.items():
+        monkeypatch.setenv(name, value)
+    thread = board_server.start(tmp_path)
+    try:
+        assert thread.url == "" and thread.service_name == "live-board"
+        plain = urllib.request.build_opener(NoRedirect).open
+        base = f"http://127.0.0.1:{thread.port}{prefix}"
+        code, headers, _body = status_of(plain, base)
+        assert code == 302 and "/hub/api/oauth2/authorize" in headers["Location"]
+        assert headers["Content-Security-Policy"] == board_server.CSP
+        for path in ("board.json", "static/board.js"):
+            code, headers, _body = status_of(plain, base + path)
+            assert code == 403, path
+            assert headers["Content-Security-Policy"] == board_server.CSP
+    finally:
+        thread.stop()
+        thread.join(10)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def test_make_live_prints_the_boards_address_once_and_no_board_skips_it(served, capsys):
+    from coursekit.live import __main__ as live_main
+
+    root, _thread = served
+    thread = live_main.start_board(live_main.parse_args(["--root", str(root)]))
+    try:
+        out = capsys.readouterr().out
+        assert out.count(thread.url) == 1 and thread.token in thread.url
+        assert thread.url.startswith("http://127.0.0.1:")
+        code, _headers, _body = status_of(opener()[0].open, thread.url)
+        assert code == 200
+    finally:
+        thread.stop()
+        thread.join(10)
+    assert live_main.start_board(live_main.parse_args(["--root", str(root), "--no-board"])) is None
+    assert capsys.readouterr().out == ""
