@@ -312,11 +312,16 @@ def test_the_hub_runs_the_board_as_the_instructor_for_the_instructor_and_tas_onl
     from coursekit.hub import board_service
     from coursekit.hub.settings import HubSettings
 
-    hub = HubSettings(root=str(tmp_path), repo=str(REPO), learners=2, tas=2)
-    hub.save()
-    monkeypatch.setenv("COURSEKIT_HUB_ROOT", str(tmp_path))
-    config_file = REPO / "coursekit" / "hub" / "jupyterhub_config.py"
-    c = PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
+    def hub_config(**settings):
+        hub = HubSettings(root=str(tmp_path), repo=str(REPO), learners=2, tas=2, **settings)
+        hub.save()
+        monkeypatch.setenv("COURSEKIT_HUB_ROOT", str(tmp_path))
+        config_file = REPO / "coursekit" / "hub" / "jupyterhub_config.py"
+        return hub, PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
+
+    _hub, without = hub_config()  # make hub without --live: no service, no role
+    assert "services" not in without.JupyterHub and "load_roles" not in without.JupyterHub
+    hub, c = hub_config(live=True)
 
     (service,) = c.JupyterHub.services
     assert service["name"] == board_service.SERVICE

@@ -124,7 +124,9 @@ def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
         role = "TA (the live board)" if user in settings.ta_names else role
         print(f"  {user:24} {password:20} {role}")
     print(f"instructor's course: {settings.course_root}; exchange: {settings.exchange}")
-    print(f"TA live board: {settings.url}/services/{board_service.SERVICE}/\n")
+    if settings.live:
+        print(f"TA live board: {settings.url}/services/{board_service.SERVICE}/")
+    print()
 
 
 def down(settings: HubSettings) -> None:
@@ -143,6 +145,9 @@ def main(argv=None) -> int:
     parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
     parser.add_argument("--roster", type=Path, help="roster CSV: id, name, email, lms_id")
     parser.add_argument("--tas", type=int, default=0, help="TA accounts (they open the board)")
+    parser.add_argument(
+        "--live", action="store_true", help="run make live and its TA board as a hub service"
+    )
     parser.add_argument(
         "--learner-language",
         default="ko_KR",
@@ -173,6 +178,7 @@ def main(argv=None) -> int:
         prefix=args.prefix,
         learners=len(learners) or args.learners,
         tas=args.tas,
+        live=args.live,
         repo=str(args.course),
         roster=learners,
         learner_locale=args.learner_language,

@@ -61,8 +61,10 @@ def instructor_config_first(spawner):
 c.Spawner.pre_spawn_hook = instructor_config_first
 
 
-# The TA live board: `coursekit live` as a managed service run as the instructor, opened
-# by the instructor and the `tas` group only (coursekit/hub/board_service.py).
-c.JupyterHub.services = [board_service.service(hub)]
+# The TAs' group; with `--live`, `coursekit live` as a managed service run as the
+# instructor, its TA board opened by the instructor and the `tas` group only
+# (coursekit/hub/board_service.py).
 c.JupyterHub.load_groups = board_service.groups(hub)
-c.JupyterHub.load_roles = board_service.roles(hub)
+if hub.live:
+    c.JupyterHub.services = [board_service.service(hub)]
+    c.JupyterHub.load_roles = board_service.roles(hub)
