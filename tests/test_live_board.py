@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.checks.verdict import MISMATCH, RAISED, Verdict
+from coursekit.hub.board_service import SERVICE
 from coursekit.live import attempts, board, board_server
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
 
@@ -343,7 +344,7 @@ def test_the_hub_runs_the_board_as_the_instructor_for_the_instructor_and_tas_onl
 
 def test_on_the_hub_the_board_asks_the_hub_and_a_stranger_is_sent_to_log_in(tmp_path, monkeypatch):
     (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
-    prefix = "/services/live-board/"
+    prefix = f"/services/{SERVICE}/"
     for name, value in {
         "JUPYTERHUB_SERVICE_PREFIX": prefix,
         "JUPYTERHUB_SERVICE_NAME": "live-board",
@@ -356,6 +357,17 @@ def test_on_the_hub_the_board_asks_the_hub_and_a_stranger_is_sent_to_log_in(tmp_
         "JUPYTERHUB_BASE_URL": "/",
     }.items():
         monkeypatch.setenv(name, value)
+    from jupyterhub.services.auth import HubOAuth
+
+    # Who the hub says a visitor is, by the visitor's token (no hub runs here): the hub's
+    # own scope check (HubAuthenticated.check_hub_user) then decides.
+    visitors = {
+        "ta": {"name": "tp-ta01", "kind": "user", "scopes": [f"access:services!service={SERVICE}"]},
+        "learner": {"name": "tp-learner01", "kind": "user", "scopes": ["self"]},
+    }
+    monkeypatch.setattr(
+        HubOAuth, "get_user", lambda self, handler: visitors.get(handler.get_cookie("who", ""))
+    )
     thread = board_server.start(tmp_path)
     try:
         assert thread.url == "" and thread.service_name == "live-board"
@@ -367,6 +379,13 @@ def test_on_the_hub_the_board_asks_the_hub_and_a_stranger_is_sent_to_log_in(tmp_
         for path in ("board.json", "static/board.js"):
             code, headers, _body = status_of(plain, base + path)
             assert code == 403, path
+            assert headers["Content-Security-Policy"] == board_server.CSP
+        for path in ("", "board.json", "static/board.js"):
+            code, headers, _body = status_of(plain, base + path, {"Cookie": "who=learner"})
+            assert code == 403, path  # a learner signed in to the hub: no scope, no board
+            assert headers["Content-Security-Policy"] == board_server.CSP
+            code, headers, _body = status_of(plain, base + path, {"Cookie": "who=ta"})
+            assert code == 200, path
             assert headers["Content-Security-Policy"] == board_server.CSP
     finally:
         thread.stop()
