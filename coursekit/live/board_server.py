@@ -201,9 +201,6 @@ class HubGuard:
     """On the hub: JupyterHub's OAuth decides (the hub's access scope for this service);
     the page sends a stranger to the hub's login, a signed-in learner gets 403."""
 
-    def allowed(self) -> bool:
-        return self.current_user is not None
-
     def prepare(self):
         if self.current_user is None:
             if isinstance(self, PageHandler):
