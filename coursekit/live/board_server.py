@@ -129,7 +129,13 @@ class PageHandler(Guarded, tornado.web.RequestHandler):
                 httponly=True,
                 samesite="Strict",
             )
-            self.redirect(self.settings["board_prefix"])  # the token leaves the address bar
+            # The token leaves the address bar by the page's own navigation, not a redirect:
+            # a link opened from another site (a chat) would not send a Strict cookie on
+            # a redirect it started.
+            self.set_header("Content-Type", "text/html; charset=utf-8")
+            self.finish(
+                templating.render("live_board_enter.html.j2", prefix=self.settings["board_prefix"])
+            )
             return
         super().prepare()
 
