@@ -165,3 +165,6 @@ c.GenerateFeedback.pre_convert_hook = bound_autograded
 # and collected under that name (coursekit/exchange/zip_collect.py).
 c.ZipCollectApp.extractor_plugin = InertExtractorPlugin
 c.ZipCollectApp.collector_plugin = InertFileNameCollectorPlugin
+# The TA live board of `make live` (coursekit/live/board.py): a learner is "stuck" on a
+# function failed on this many graded attempts in a row.
+c.LiveBoard.stuck_after = 3

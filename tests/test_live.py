@@ -387,6 +387,27 @@ def attempt_at(when: str, outcome: str = attempts.GRADED) -> attempts.Attempt:
     return attempts.Attempt("x", ASSIGNMENT, f"x+{ASSIGNMENT}+{when}", when, outcome=outcome)
 
 
+def test_the_ta_board_shows_the_class_from_the_services_records(live):
+    from coursekit.live.board_server import BoardData
+
+    (shown,) = json.loads(BoardData(live.root).body())["assignments"]
+    wrong, honest = live.accounts["wrong"], live.accounts["honest"]
+    counts = {c["function"]: c for c in shown["functions"]}
+    assert wrong in counts["split_heads"]["failing"]
+    assert honest in counts["split_heads"]["passing"]
+    seen = {(m["function"], m["key"]): m["learners"] for m in shown["misconceptions"]}
+    assert wrong in seen["split_heads", WRONG.split("__")[1]]
+    last = {row["learner"]: row for row in shown["last"]}
+    assert last[wrong]["outcome"] == attempts.TOO_SOON  # the resubmit inside the interval
+    # still its last graded attempt's (multi_head_attention calls split_heads: it fails too)
+    assert "split_heads" in last[wrong]["failing"]
+    assert last[wrong]["failing"] == [f for f, c in counts.items() if wrong in c["failing"]]
+    assert last[honest]["points"] == last[honest]["max"] and last[honest]["failing"] == []
+    # each run printed its board's address once, each with a token of its own
+    tokens = re.findall(r"http://127\.0\.0\.1:\d+/\?token=(\S+)", live.output())
+    assert len(tokens) == len(live.runs) == len(set(tokens))
+
+
 def test_the_policy_holds_back_a_submit_inside_the_interval_or_past_the_most():
     from datetime import datetime, timedelta
 

@@ -13,6 +13,7 @@ This package does the same for this course, without touching the course's
   and the exchange;
 - `files`: the hub's config, the class-wide Jupyter/nbgrader config, and the
   instructor's own config and copy of the course;
+- `board_service`: `make live` and its TA board as a hub service, and its roles;
 - `jupyterhub_config.py`: the config file JupyterHub loads;
 - `__main__`: `python -m coursekit.hub up|down`.
 """

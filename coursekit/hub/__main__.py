@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from coursekit.core.course import add_root_argument
-from coursekit.hub import access, accounts, files
+from coursekit.hub import access, accounts, board_service, files
 from coursekit.hub.settings import SETTINGS_FILE, HubSettings, default_root
 from coursekit.lms import roster
 
@@ -70,6 +70,8 @@ def setup(settings: HubSettings) -> dict[str, str]:
     passwords = {instructor: accounts.ensure_account(instructor, (settings.group,))}
     for learner in settings.learner_names:
         passwords[learner] = accounts.ensure_account(learner)
+    for ta in settings.ta_names:  # no instructors' group: the board is all they open
+        passwords[ta] = accounts.ensure_account(ta)
     opened = access.open_environment(settings)
     hidden = access.hide_course_secrets(settings)
     access.make_exchange(settings)
@@ -119,12 +121,16 @@ def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
     print("accounts (passwords are new on every run and shown only now):")
     for user, password in passwords.items():
         role = "instructor (formgrader)" if user == settings.instructor else "learner"
+        role = "TA (the live board)" if user in settings.ta_names else role
         print(f"  {user:24} {password:20} {role}")
-    print(f"instructor's course: {settings.course_root}; exchange: {settings.exchange}\n")
+    print(f"instructor's course: {settings.course_root}; exchange: {settings.exchange}")
+    if settings.live:
+        print(f"TA live board: {settings.url}/services/{board_service.SERVICE}/")
+    print()
 
 
 def down(settings: HubSettings) -> None:
-    for user in [settings.instructor, *settings.learner_names]:
+    for user in [settings.instructor, *settings.learner_names, *settings.ta_names]:
         accounts.remove_account(user)
     accounts.remove_group(settings.group)
     access.restore(settings)
@@ -138,6 +144,10 @@ def main(argv=None) -> int:
     add_root_argument(parser, "--course")
     parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
     parser.add_argument("--roster", type=Path, help="roster CSV: id, name, email, lms_id")
+    parser.add_argument("--tas", type=int, default=0, help="TA accounts (they open the board)")
+    parser.add_argument(
+        "--live", action="store_true", help="run make live and its TA board as a hub service"
+    )
     parser.add_argument(
         "--learner-language",
         default="ko_KR",
@@ -167,6 +177,8 @@ def main(argv=None) -> int:
         port=args.port,
         prefix=args.prefix,
         learners=len(learners) or args.learners,
+        tas=args.tas,
+        live=args.live,
         repo=str(args.course),
         roster=learners,
         learner_locale=args.learner_language,

@@ -28,6 +28,8 @@ class HubSettings:
     port: int = 8000
     prefix: str = "tp-"  # account names start with it, so they never clash with real users
     learners: int = 2
+    tas: int = 0  # TA accounts, in the hub's `tas` group (they may open the live board)
+    live: bool = False  # `make live` (and its TA board) as a hub-managed service
     venv: str = str(Path(sys.executable).parent.parent)  # the course environment every account runs
     repo: str = ""  # the course root (default: the one find_root finds)
     proxy: str = ""  # default: under the course root's build/
@@ -57,6 +59,10 @@ class HubSettings:
         if self.roster:
             return [Learner(**learner).account(self.prefix) for learner in self.roster]
         return [f"{self.prefix}learner{n:02d}" for n in range(1, self.learners + 1)]
+
+    @property
+    def ta_names(self) -> list[str]:
+        return [f"{self.prefix}ta{n:02d}" for n in range(1, self.tas + 1)]
 
     @property
     def group(self) -> str:

@@ -8,6 +8,8 @@ plugin, sandbox, roles and checks; the driver alone writes the gradebook),
 makes and releases the learner's feedback page (`feedback`), and records the
 attempt (`attempts`: the record the TA board reads). The attempt policy of
 `nbgrader_config.py` (`policy`) decides which submits are graded; the others
-are kept and get a short note as their feedback. `coursekit live` is
+are kept and get a short note as their feedback. The TA live board (`board`:
+what it shows, from the records only; `board_server`: the page, on loopback
+with a token or behind the hub's OAuth) runs beside it. `coursekit live` is
 `__main__`.
 """

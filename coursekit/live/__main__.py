@@ -2,6 +2,13 @@
 
     coursekit live                       # a LocalCluster of -j workers on this machine
     coursekit live --scheduler tls://HOST:8786
+    coursekit live --board-port 8790     # the TA board's port (a free one by default)
+    coursekit live --no-board            # no TA board
+
+The TA live board (coursekit/live/board_server.py) listens on 127.0.0.1 and its
+address, with a token, is printed once at start; started by JupyterHub (its
+JUPYTERHUB_SERVICE_* environment) it is the hub's service instead, behind the
+hub's login, on the address the hub gave it.
 
 SIGINT (Ctrl-C) or SIGTERM: the attempt being finished is finished, the others
 are left for the next start, the cluster is closed, and the exit status is 0.
@@ -38,8 +45,26 @@ def parse_args(argv):
         action="store_true",
         help="run learner code WITHOUT the bubblewrap sandbox (only for code you trust)",
     )
+    parser.add_argument(
+        "--board-port", type=int, default=0, metavar="PORT", help="the TA board's port"
+    )
+    parser.add_argument("--no-board", action="store_true", help="do not start the TA board")
     add_root_argument(parser)
     return parser.parse_args(argv)
+
+
+def start_board(args):
+    """The TA board beside the service, or None; its address said once."""
+    if args.no_board:
+        return None
+    from coursekit.live import board_server
+
+    thread = board_server.start(args.root, args.board_port)
+    if thread.url:
+        print(_("TA live board (open it in the TAs' browser): {url}").format(url=thread.url))
+    else:
+        print(_("TA live board: the hub's service {name}").format(name=thread.service_name))
+    return thread
 
 
 def main(argv=None) -> int:
@@ -52,6 +77,7 @@ def main(argv=None) -> int:
             return 2
     worker.quiet_known_warnings()
     extra = ["--SandboxedExecute.unsafe_no_sandbox=True"] if args.unsafe_no_sandbox else []
+    board = start_board(args)
     try:
         with dask_cluster.client_for(args.root, args.scheduler, args.jobs, False) as client:
             service = LiveService(
@@ -69,6 +95,9 @@ def main(argv=None) -> int:
     except dask_cluster.ClusterError as error:
         print(_("Live grading stopped: {error}").format(error=error), file=sys.stderr)
         return 3
+    finally:
+        if board is not None:
+            board.stop()
     print(_("Live grading stopped."), flush=True)
     return 0
 

@@ -61,18 +61,28 @@ def clusters(data: AssignmentData) -> list[Cluster]:
     """Clusters of failing learners, largest first, one function at a time; then the
     error groups (`Cluster.is_error`), largest first.
 
-    A learner joins a function's cluster when a failed hidden check of that function
-    recorded a probe output that differs from the reference's; the functions a
-    learner left as released are not clustered (they are not implemented).
+    The functions a learner left as released are not clustered (they are not
+    implemented), nor is a learner who implemented nothing.
     """
-    functions = contract_functions(data.assignment)
+    left = overview.unimplemented(data)
+    learners = [m for m in data.learners if m.student not in left.nothing]
+    return grouped(learners, contract_functions(data.assignment), left.of)
+
+
+def grouped(
+    learners: list[LearnerResult], functions: list[str], left_out=lambda student: []
+) -> list[Cluster]:
+    """The grouping rule itself, for any reader of verdict records (the TA report, the
+    live board): a learner joins a function's group when a failed hidden check of that
+    function recorded a probe output that differs from the reference's; the group is
+    the function and the probe's digest. `left_out(student)` names functions not to
+    group for that learner."""
     groups: dict[tuple[str, str], list[LearnerResult]] = defaultdict(list)
     first: dict[tuple[str, str], dict] = {}
-    left = overview.unimplemented(data)
-    for learner in data.learners:
-        if not learner.failures or learner.student in left.nothing:
+    for learner in learners:
+        if not learner.failures:
             continue
-        wanted = [f for f in functions if f not in left.of(learner.student)]
+        wanted = [f for f in functions if f not in left_out(learner.student)]
         for function, probe in probes(learner, wanted).items():
             if not probe.get("agrees"):
                 group = (function, str(probe.get("digest", "")))
