@@ -277,3 +277,26 @@ def test_a_version_1_record_without_stages_is_still_read(tmp_path):
     path.write_text(json.dumps(old), encoding="utf-8")
     (read,) = attempts.of_learner(tmp_path, ASSIGNMENT, "x")
     assert read.version == 1 and read.stages == {} and read.entry == record.entry
+
+
+def test_tasks_out_on_a_cluster_with_no_worker_stop_the_service_after_the_grace():
+    from coursekit.cluster.dask_cluster import ClusterError
+    from coursekit.live.service import LiveService
+
+    class Cluster:
+        def __init__(self):
+            self.workers = {}
+
+        def nthreads(self):
+            return self.workers
+
+    service = LiveService.__new__(LiveService)  # the loop's check alone, no course
+    service.client, service.flights = Cluster(), {}
+    service.no_worker_grace, service.alone_since = 0.0, None
+    service.check_workers()  # nothing out: nothing to wait for
+    service.flights = {"future": "attempt"}
+    service.client.workers = {"tcp://worker": 1}
+    service.check_workers()
+    service.client.workers = {}
+    with pytest.raises(ClusterError, match="1"):
+        service.check_workers()

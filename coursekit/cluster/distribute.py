@@ -54,6 +54,20 @@ def lost_connection(error: BaseException, left: int) -> ClusterError:
     return ClusterError(lost.format(error_type=type(error).__name__, left=left))
 
 
+def no_worker(seconds: float, left: int) -> ClusterError:
+    """What a caller says when the cluster had no worker for `seconds`."""
+    stopped = ngettext(
+        "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+        "{left} submission was not graded; what was graded is in the gradebook: "
+        "start workers and run again to grade only what is left.",
+        "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+        "{left} submissions were not graded; what was graded is in the gradebook: "
+        "start workers and run again to grade only what is left.",
+        left,
+    )
+    return ClusterError(stopped.format(seconds=seconds, left=left))
+
+
 class NoWorkerWatch:
     """While a class is graded: a cluster with no worker for `grace` seconds grades nothing
     (a LocalCluster whose nanny did not bring a dead worker back, a scheduler whose workers
@@ -191,18 +205,7 @@ class ClassRun:
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
             if watch.fired:
-                stopped = ngettext(
-                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
-                    "{left} submission was not graded; what was graded is in the gradebook: "
-                    "start workers and run again to grade only what is left.",
-                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
-                    "{left} submissions were not graded; what was graded is in the gradebook: "
-                    "start workers and run again to grade only what is left.",
-                    len(left),
-                )
-                raise ClusterError(
-                    stopped.format(seconds=self.no_worker_grace, left=len(left))
-                ) from None
+                raise no_worker(self.no_worker_grace, len(left)) from None
             raise lost_connection(error, len(left)) from None
         finally:
             watch.stop()

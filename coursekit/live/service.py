@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from concurrent.futures import CancelledError
 from contextlib import nullcontext
 from datetime import UTC, datetime
@@ -33,7 +34,13 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
 from coursekit.cluster import bundle, gradebook, task
-from coursekit.cluster.distribute import LOST_SCHEDULER, ClassRun, lost_connection
+from coursekit.cluster.distribute import (
+    LOST_SCHEDULER,
+    NO_WORKER_GRACE,
+    ClassRun,
+    lost_connection,
+    no_worker,
+)
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course, CourseKit
 from coursekit.core.messages import _
@@ -107,6 +114,7 @@ class LiveService:
         rescan: float = RESCAN_SECONDS,
         local_cluster: bool = True,
         in_flight_per_thread: int = IN_FLIGHT_PER_THREAD,
+        no_worker_grace: float = NO_WORKER_GRACE,
         echo=print,
     ):
         self.root, self.client = Path(root).resolve(), PluginOnce(client)
@@ -129,6 +137,7 @@ class LiveService:
         self.grading: ClassRun | None = None  # make grade's run the tasks go to
         self.flights: dict[object, Flight] = {}  # Dask future -> its attempt
         self.noticed: dict[str, str] = {}  # inbound name -> when first seen, while it waits
+        self.no_worker_grace, self.alone_since = no_worker_grace, None
 
     def stop(self) -> None:
         """Stop after the attempt being finished now (from a signal handler too)."""
@@ -164,6 +173,17 @@ class LiveService:
         """How many tasks may be on the cluster at once."""
         return max(1, sum(self.client.nthreads().values())) * self.in_flight_per_thread
 
+    def check_workers(self) -> None:
+        """Tasks out on a cluster that has had no worker for NO_WORKER_GRACE: stop with
+        the reason, as make grade does, rather than wait for ever (they are graded at the
+        next start)."""
+        if self.flights and not self.client.nthreads():
+            self.alone_since = self.alone_since or time.monotonic()
+            if time.monotonic() - self.alone_since >= self.no_worker_grace:
+                raise no_worker(self.no_worker_grace, len(self.flights))
+        else:
+            self.alone_since = None
+
     def run(self) -> None:
         if self.local_cluster:  # a running cluster's workers keep their own Ctrl-C
             self.client.register_plugin(TerminalInterruptIgnored())
@@ -179,6 +199,7 @@ class LiveService:
                 while not self.stopping.is_set():
                     self.wake.clear()  # before the pass: a notice during it wakes the next
                     if not self.step():
+                        self.check_workers()
                         self.wake.wait(self.rescan)
         finally:  # what is still on the cluster is abandoned: no record, graded next start
             if self.grading is not None:
