@@ -1,12 +1,14 @@
 """`make live` under a class's burst (issue 31 item 5): real accounts, all at once.
 
-A class of BURST learners (real local accounts, tests/live_class.py) submits
-while the service runs, at once, then each resubmits (the attempt policy's
-interval 0, so every submit is graded). The service is SIGKILLed in the middle
-of the burst and started again. Every submission is graded once, each learner's
-in the order the exchange received them, each page fetched; the gradebook
-equals stock autograde of the last attempts. No wall-clock assert: the stages
-of each record are checked for presence and order only.
+A learner's slow attempt (a cell that sleeps) is taken first; then a class of
+BURST learners (real local accounts, tests/live_class.py) submits at once while
+the service runs, and is answered while the slow one runs. The service is
+SIGKILLed in the middle of the burst; each learner resubmits while it is down
+(the attempt policy's interval 0, so every submit is graded), and it is started
+again. Every submission is graded once, each learner's in the order the
+exchange received them, each page fetched; the gradebook equals stock
+autograde of the last attempts. No wall-clock assert: the stages of each
+record are checked for presence and order only.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 from coursekit.cluster.task import read_submission
 from coursekit.live import attempts
+from coursekit.simulate import submissions
 from tests.live_class import (
     graded_lines,
     handled,
@@ -35,11 +38,12 @@ pytestmark = pytest.mark.xdist_group("live")
 BURST = 12
 ROLES = tuple(f"l{i:02d}" for i in range(BURST))
 SUBMITS = 2  # each learner's: a first attempt, then a resubmit
+SLOW = "import time\ntime.sleep(12)\n"  # within the course's time limit (30 s a cell)
 
 
 @pytest.fixture(scope="module")
 def burst(tmp_path_factory):
-    with live_class(tmp_path_factory.mktemp("live_burst"), ROLES) as c:
+    with live_class(tmp_path_factory.mktemp("live_burst"), (*ROLES, "slow")) as c:
         yield run_burst(c)
 
 
@@ -47,6 +51,15 @@ def run_burst(c):
     released_course(c, min_interval=0)
     first = c.start()
     wait_for("the service's start", lambda: "실시간 채점" in c.output(), first, c)
+    # a slow attempt first: the burst after it is answered while it runs
+    release_nb = c.course.release_notebook(ASSIGNMENT)
+    source_nb = c.course.source_notebook(ASSIGNMENT)
+    reference = submissions.fill(release_nb, source_nb)
+    slow = [cell for cell in reference.cells if "def split_heads" in cell.source]
+    slow[0].source = SLOW + slow[0].source
+    c.submit("slow", reference)
+    collected = c.root / "submitted" / c.accounts["slow"] / ASSIGNMENT
+    wait_for("the slow attempt collected", collected.is_dir, first, c)
     # the reference and the wrong notebook in turn; the resubmit is the other one
     for i, role in enumerate(ROLES):
         c.submit(role, c.wrong if i % 2 else c.reference)
@@ -59,11 +72,11 @@ def run_burst(c):
     for i, role in enumerate(ROLES):  # the resubmits, while the service is down
         c.submit(role, c.reference if i % 2 else c.wrong)
     second = c.start()
-    wait_for("a record of every submission", lambda: handled(c, ROLES), second, c)
+    wait_for("a record of every submission", lambda: handled(c, (*ROLES, "slow")), second, c)
     c.exit = stop(second)
     c.total = BURST * SUBMITS
     c.pages = {role: c.fetch_feedback(role) for role in ROLES}
-    c.stock = stock_autograde(c, ROLES)
+    c.stock = stock_autograde(c, (*ROLES, "slow"))
     return c
 
 
@@ -79,6 +92,15 @@ def test_every_submission_is_graded_once(burst):
         assert len(records) == SUBMITS
         assert all(r.outcome == attempts.GRADED and not r.errors for r in records), records
         assert len(graded_lines(burst, role)) == SUBMITS, graded_lines(burst, role)
+
+
+def test_a_slow_attempt_holds_up_no_classmate_who_submitted_after_it(burst):
+    (slow,) = burst.records("slow")
+    assert slow.outcome == attempts.GRADED and not slow.errors
+    assert all(cell["points"] == cell["max"] for cell in slow.cells.values())
+    # a record is written last, once the attempt is answered: some came before the slow one's
+    answered = [datetime.fromisoformat(r.graded_at) for role in ROLES for r in burst.records(role)]
+    assert min(answered) < datetime.fromisoformat(slow.graded_at), slow
 
 
 def test_a_record_written_before_the_kill_is_not_graded_again(burst):
