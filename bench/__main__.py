@@ -45,6 +45,11 @@ notebooks cannot settle 5 % on a machine whose speed drifts between runs
 and on a LocalCluster, alternately, `--runs` times each, and prints what SLURM
 adds per worker start and per notebook (bench.slurm_cost); `--slurm-only` runs
 just that.
+
+`--live` measures the live service instead (bench.live_latency: real local
+accounts submit while `make live` runs; `--burst N` learners, `--alone N`
+submits of one learner): submit-to-feedback latency alone and in the burst,
+the burst's throughput, the median time per stage, and the service's peak RSS.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ from pathlib import Path
 
 import nbformat
 
-from bench import budget, record, slurm_cost
+from bench import budget, live_latency, record, slurm_cost
 from bench import cpu as bench_cpu
 from catalog import catalogs
 from coursekit.authoring.release import venv_environment
@@ -263,12 +268,21 @@ def measure(argv) -> int:
         "--slurm", action="store_true", help="SLURM jobs against LocalCluster too (slurm_cost)"
     )
     parser.add_argument("--slurm-only", action="store_true", help="only SLURM against LocalCluster")
+    parser.add_argument(
+        "--live", action="store_true", help="only the live service's latency (live_latency)"
+    )
+    parser.add_argument("--burst", type=int, default=60, help="learners of the live burst")
+    parser.add_argument("--alone", type=int, default=5, help="submits of the learner alone")
     args = parser.parse_args(argv)
     if args.class_only and not args.class_size:
         parser.error("--class-only needs --class N")
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     os.environ.pop("COURSE_GRADEBOOK_URL", None)  # every run uses its own SQLite gradebook
     work = args.work
+    if args.live:
+        print(live_latency.measure(work, args.burst, args.alone, args.jobs))
+        print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return 0
 
     print(f"preparing {args.learners} learners × both notebooks in {work} …", flush=True)
     template = prepare(work / "class", args.learners)

@@ -146,6 +146,7 @@ class Class:
         self.course = CourseSandbox(root)
         self.root, self.exchange, self.homes = root, exchange, homes
         self.suffix = secrets.token_hex(2)
+        self.prefix = "tpx"  # of every account's name: removed by it if a run is killed
         self.accounts: dict[str, str] = {}
         self.before: dict[str, str] = {}  # notebooks as submitted, by role
 
@@ -154,7 +155,7 @@ class Class:
         return self.exchange / self.course.course_id / "inbound"
 
     def add_account(self, role: str) -> str:
-        name = f"tpx-{self.suffix}-{role}"
+        name = f"{self.prefix}-{self.suffix}-{role}"
         home = self.homes / name
         subprocess.run(
             ["useradd", "--no-create-home", "--home-dir", str(home), "--shell", "/bin/sh", name],

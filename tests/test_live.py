@@ -1,11 +1,10 @@
 """`make live` against a class of real local accounts (coursekit/live/, issue 31).
 
 A scratch course and exchange as tests/test_exchange_untrusted.py makes them
-(accounts `tpx-…`, removed at the end): each learner submits with nbgrader's
-own exchange submit (the course's class, in a fork that has become their
-account: the course's interpreter lives under /root, which they cannot enter)
-while `coursekit live` runs as the instructor, and fetches what it released
-with nbgrader's own fetch_feedback. Then the service is SIGKILLed while it
+(accounts `tpx-…`, removed at the end; tests/live_class.py): each learner
+submits with nbgrader's own exchange submit while `coursekit live` runs as
+the instructor, and fetches what it released with nbgrader's own
+fetch_feedback. Then the service is SIGKILLed while it
 grades a class that submitted while it was down, and started again.
 
 No wall-clock assert: every wait polls with a generous bound.
@@ -13,182 +12,58 @@ No wall-clock assert: every wait polls with a generous bound.
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import pwd
-import re
-import shutil
 import signal
-import subprocess
-import sys
-import time
 from datetime import UTC
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from coursekit.authoring.release import venv_environment
-from coursekit.cluster.driver import LEDGER
 from coursekit.cluster.task import read_submission
 from coursekit.live import attempts
-from coursekit.simulate import learner_actions, submissions
-from coursekit.simulate.instructor import Instructor
-from tests.course_sandbox import CourseSandbox
-from tests.test_exchange_untrusted import (
-    ASSIGNMENT,
-    NOTEBOOK,
-    Class,
-    as_account,
-    copy_course_packages,
-    reference_lines,
-    shared_folders,
+from coursekit.simulate import submissions
+from tests.live_class import (
+    WAIT,
+    WRONG,
+    Live,
+    catalog_source,
+    graded_lines,
+    handled,
+    live_class,
+    released_course,
+    stock_autograde,
+    stop,
+    wait_for,
 )
+from tests.test_exchange_untrusted import ASSIGNMENT, NOTEBOOK, reference_lines
 
 pytestmark = pytest.mark.xdist_group("live")
 
-WAIT = 600  # seconds: a bound on each wait, never a measurement
-WRONG = "split_heads__reshape_without_transpose"  # a catalog mistake with a misconception
 KILL_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
-LIVE = [sys.executable, "-m", "coursekit", "live"]
 FLOOD = 4  # submits in a row by one learner
 DOWN_CLASS = ("b1", "b2", "b3", "b4")  # submit while the service is down
 
 
-class Live(Class):
-    """The class, and the live service's runs on it."""
-
-    def __init__(self, root: Path, exchange: Path, homes: Path):
-        super().__init__(root, exchange, homes)
-        self.runs: list[Path] = []  # each run's output
-
-    def start(self) -> subprocess.Popen:
-        log = self.root / f"live-run-{len(self.runs) + 1}.log"
-        self.runs.append(log)
-        with log.open("wb") as out:
-            return subprocess.Popen(
-                [*LIVE, "--root", str(self.root), "-j", "2", "--rescan", "1"],
-                cwd=self.root,
-                env=venv_environment(),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its cluster and kernels: one group to kill
-            )
-
-    def output(self) -> str:
-        return "".join(log.read_text(encoding="utf-8", errors="replace") for log in self.runs)
-
-    def submit(self, role: str, nb) -> None:
-        self.give(role, nb, f"course/{ASSIGNMENT}/{NOTEBOOK}")
-        workspace = self.home(role) / "course"
-        learner = self.accounts[role]
-        as_account(
-            learner,
-            self.home(role),
-            lambda: learner_actions.submit(self.course, workspace, learner, ASSIGNMENT),
-        )
-
-    def fetch_feedback(self, role: str) -> dict[str, str]:
-        """Each fetched page's text (tags stripped), by the submission's time folder."""
-        workspace = self.home(role) / "course"
-        learner = self.accounts[role]
-        as_account(
-            learner,
-            self.home(role),
-            lambda: learner_actions.fetch_feedback(self.course, workspace, learner, ASSIGNMENT),
-        )
-        folder = workspace / ASSIGNMENT / "feedback"
-        return {
-            page.parent.name: text_of(page.read_text(encoding="utf-8"))
-            for page in sorted(folder.glob(f"*/{NOTEBOOK[: -len('.ipynb')]}.html"))
-        }
-
-    def records(self, role: str) -> list[attempts.Attempt]:
-        return attempts.of_learner(self.root, ASSIGNMENT, self.accounts[role])
-
-    def entries(self, role: str) -> list[str]:
-        """The learner's own inbound folders (not one a classmate planted in their name)."""
-        uid = pwd.getpwnam(self.accounts[role]).pw_uid
-        found = self.inbound.glob(f"{self.accounts[role]}+{ASSIGNMENT}+*")
-        return sorted(p.name for p in found if p.lstat().st_uid == uid)
-
-    def ledger(self) -> dict[str, tuple]:
-        with self.course.gradebook() as gb:
-            rows = gb.db.execute(LEDGER.select().where(LEDGER.c.assignment == ASSIGNMENT))
-            return {row.student: (row.digest, row.graded_at) for row in rows}
-
-
-def text_of(page: str) -> str:
-    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
-
-
-def wait_for(what: str, done, proc: subprocess.Popen | None = None, c: Live | None = None):
-    deadline = time.monotonic() + WAIT
-    while not done():
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(
-                f"the service exited ({proc.returncode}) before {what}:\n"
-                f"{c.output()[-4000:] if c else ''}"
-            )
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {WAIT} s:\n{c.output()[-4000:] if c else ''}")
-        time.sleep(0.5)
-
-
-def handled(c: Live, roles) -> bool:
-    return all(len(c.records(r)) == len(c.entries(r)) > 0 for r in roles)
-
-
-def stop(proc: subprocess.Popen) -> int:
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=WAIT)
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    exchange, homes = shared_folders()
-    c = Live(tmp_path_factory.mktemp("live_course"), exchange, homes)
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
-        try:
-            for role in ("wrong", "killer", "honest", "planter", "flooder", *DOWN_CLASS):
-                c.add_account(role)
-            yield run_workshop(c)
-        finally:
-            for proc in getattr(c, "procs", []):
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-            c.remove_accounts()
-            shutil.rmtree(exchange, ignore_errors=True)
-            shutil.rmtree(homes, ignore_errors=True)
+    roles = ("wrong", "killer", "honest", "planter", "flooder", *DOWN_CLASS)
+    with live_class(tmp_path_factory.mktemp("live_course"), roles) as c:
+        yield run_workshop(c)
 
 
 def run_workshop(c: Live) -> Live:
-    copy_course_packages(c.root)
-    with (c.root / "nbgrader_config.py").open("a", encoding="utf-8") as fh:
-        # long enough that the resubmit below is inside it on any machine
-        fh.write("\nc.LiveGrading.min_interval = 3600\n")
-    instructor = Instructor(c.root)
-    instructor.generate_assignment(ASSIGNMENT)
-    instructor.release_assignment(ASSIGNMENT)
-    assert c.course.config.Exchange.root == str(c.exchange)
+    # long enough that the resubmit below is inside it on any machine
+    released_course(c, min_interval=3600)
     release_nb = c.course.release_notebook(ASSIGNMENT)
     source_nb = c.course.source_notebook(ASSIGNMENT)
-    c.reference = submissions.fill(release_nb, source_nb)
-    c.wrong = submissions.fill(
-        release_nb, source_nb, replace={"split_heads": catalog_source(WRONG)}
-    )
     killer = submissions.fill(
         release_nb, source_nb, replace={"split_heads": KILL_KERNEL + catalog_source(WRONG)}
     )
-    c.procs = []
 
     # -- the service running: submits graded, a resubmit held back, pages fetched
     first = c.start()
-    c.procs.append(first)
     c.submit("wrong", c.wrong)
     c.submit("killer", killer)
     c.submit("honest", c.reference)
@@ -211,7 +86,6 @@ def run_workshop(c: Live) -> Live:
         c.submit(role, c.wrong if i % 2 else c.reference)
     c.submit(DOWN_CLASS[0], c.wrong)  # later than its first: held back, whatever comes first
     second = c.start()
-    c.procs.append(second)
     collected = [c.root / "submitted" / c.accounts[r] / ASSIGNMENT for r in DOWN_CLASS]
     wait_for("a collected submission", lambda: any(p.is_dir() for p in collected), second, c)
     os.killpg(second.pid, signal.SIGKILL)
@@ -219,38 +93,12 @@ def run_workshop(c: Live) -> Live:
     c.recorded_at_kill = {r for r in DOWN_CLASS if c.records(r)}
     c.ledger_at_kill = c.ledger()
     third = c.start()
-    c.procs.append(third)
     wait_for("records of the class after the restart", lambda: handled(c, DOWN_CLASS), third, c)
     # Ctrl-C in the terminal: SIGINT to the whole group, the cluster's processes too
     os.killpg(third.pid, signal.SIGINT)
     c.third_exit = third.wait(timeout=WAIT)
     c.stock = stock_autograde(c, ("wrong", "killer", "honest", "flooder", *DOWN_CLASS))
     return c
-
-
-def catalog_source(key: str) -> str:
-    from coursekit.simulate.demo import catalogs
-
-    (entry,) = [e for e in catalogs()[ASSIGNMENT].mistakes if f"{e.function}__{e.key}" == key]
-    return entry.source
-
-
-def stock_autograde(c: Live, roles) -> dict:
-    """Stock `nbgrader autograde` of the same submitted folders in a course of its own."""
-    folder = c.root.parent / f"{c.root.name}-stock"
-    folder.mkdir()
-    copy = CourseSandbox(folder)
-    for folder in ("solutions", "grader_tests"):
-        shutil.copytree(c.root / folder, copy.root / folder)
-    Instructor(copy.root).generate_assignment(ASSIGNMENT)
-    for role in roles:
-        learner = c.accounts[role]
-        shutil.copytree(
-            c.root / "submitted" / learner / ASSIGNMENT,
-            copy.root / "submitted" / learner / ASSIGNMENT,
-        )
-    copy.autograde(ASSIGNMENT)
-    return copy.scores(ASSIGNMENT)
 
 
 # -- graded on submit ---------------------------------------------------------------
@@ -355,10 +203,8 @@ def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
 
 def test_killed_while_grading_and_restarted_every_submission_is_graded_once(live):
     assert live.recorded_at_kill != set(DOWN_CLASS), "the kill came after the class was done"
-    output = live.output()
     for role in ("wrong", "killer", "honest", "flooder", *DOWN_CLASS):
-        learner = live.accounts[role]
-        graded = re.findall(rf"^{re.escape(learner)} {ASSIGNMENT}: 채점했습니다", output, re.M)
+        graded = graded_lines(live, role)
         assert len(graded) == 1, (role, graded)
         assert len(live.records(role)) == len(live.entries(role))
     ledger = live.ledger()
@@ -442,3 +288,36 @@ def test_a_record_is_written_whole_and_read_back(tmp_path):
     assert attempts.read(path) == record
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
     assert attempts.of_learner(tmp_path, ASSIGNMENT, "x") == [record] == attempts.every(tmp_path)
+
+
+def test_a_version_1_record_without_stages_is_still_read(tmp_path):
+    record = attempt_at("2026-12-03T09:00:00+00:00")
+    old = {k: v for k, v in vars(record).items() if k != "stages"} | {"version": 1}
+    path = attempts.path_of(tmp_path, ASSIGNMENT, "x", record.entry)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(old), encoding="utf-8")
+    (read,) = attempts.of_learner(tmp_path, ASSIGNMENT, "x")
+    assert read.version == 1 and read.stages == {} and read.entry == record.entry
+
+
+def test_tasks_out_on_a_cluster_with_no_worker_stop_the_service_after_the_grace():
+    from coursekit.cluster.dask_cluster import ClusterError
+    from coursekit.live.service import LiveService
+
+    class Cluster:
+        def __init__(self):
+            self.workers = {}
+
+        def nthreads(self):
+            return self.workers
+
+    service = LiveService.__new__(LiveService)  # the loop's check alone, no course
+    service.client, service.flights = Cluster(), {}
+    service.no_worker_grace, service.alone_since = 0.0, None
+    service.check_workers()  # nothing out: nothing to wait for
+    service.flights = {"future": "attempt"}
+    service.client.workers = {"tcp://worker": 1}
+    service.check_workers()
+    service.client.workers = {}
+    with pytest.raises(ClusterError, match="1"):
+        service.check_workers()

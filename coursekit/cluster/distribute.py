@@ -40,6 +40,34 @@ LOST_SCHEDULER = _lost_scheduler()
 NO_WORKER_GRACE = 120.0
 
 
+def lost_connection(error: BaseException, left: int) -> ClusterError:
+    """What a caller says when the scheduler went away with `left` submissions not graded."""
+    lost = ngettext(
+        "Lost the connection to the scheduler ({error_type}). {left} submission was "
+        "not graded; what was graded is in the gradebook: run again to grade only "
+        "what is left.",
+        "Lost the connection to the scheduler ({error_type}). {left} submissions were "
+        "not graded; what was graded is in the gradebook: run again to grade only "
+        "what is left.",
+        left,
+    )
+    return ClusterError(lost.format(error_type=type(error).__name__, left=left))
+
+
+def no_worker(seconds: float, left: int) -> ClusterError:
+    """What a caller says when the cluster had no worker for `seconds`."""
+    stopped = ngettext(
+        "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+        "{left} submission was not graded; what was graded is in the gradebook: "
+        "start workers and run again to grade only what is left.",
+        "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
+        "{left} submissions were not graded; what was graded is in the gradebook: "
+        "start workers and run again to grade only what is left.",
+        left,
+    )
+    return ClusterError(stopped.format(seconds=seconds, left=left))
+
+
 class NoWorkerWatch:
     """While a class is graded: a cluster with no worker for `grace` seconds grades nothing
     (a LocalCluster whose nanny did not bring a dead worker back, a scheduler whose workers
@@ -122,16 +150,20 @@ class ClassRun:
         self.skipped = len(self.tasks) - len(self.pending)
 
     def _not_yet_graded(self) -> list[task.Submission]:
-        done = self.driver.graded()
-        extensions = self.driver.extensions()
-        pending = []
-        for assignment, student in self.tasks:
-            extension = extensions.get((assignment, student))
-            submission = task.read_submission(self.root, assignment, student, extension)
-            same = done.get((assignment, student)) == (submission.digest, self.course)
-            if self.regrade or not same:
-                pending.append(submission)
-        return pending
+        done, extensions = self.driver.graded(), self.driver.extensions()
+        found = (self._unless_graded(key, done, extensions) for key in self.tasks)
+        return [submission for submission in found if submission is not None]
+
+    def to_grade(self, assignment: str, student: str) -> task.Submission | None:
+        """One submission, read as the run's own are: None when the gradebook already
+        holds it with the same files and course (for make live, which takes them one by one)."""
+        key = (assignment, student)
+        return self._unless_graded(key, self.driver.graded(), self.driver.extensions())
+
+    def _unless_graded(self, key, done, extensions) -> task.Submission | None:
+        submission = task.read_submission(self.root, *key, extensions.get(key))
+        same = done.get(key) == (submission.digest, self.course)
+        return submission if self.regrade or not same else None
 
     def echo(self, line: str) -> None:
         """A progress line on stdout, below the bar."""
@@ -148,25 +180,9 @@ class ClassRun:
         submissions = self.pending
         if not submissions:
             return
-        name = task.plugin_name(self.bundle)
-        plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
         try:
-            self.client.register_plugin(plugin, name=name)
-            warning = held_task_warning(self.client)
-            if warning:  # not progress: shown even with --quiet
-                print(warning, file=sys.stderr, flush=True)
-            futures = {}
-            for submission in submissions:
-                key = f"grade-{submission.assignment}-{submission.student}-{submission.digest[:16]}"
-                future = self.client.submit(
-                    task.grade_on_worker,
-                    submission,
-                    name,
-                    self.extra_args,
-                    key=key,
-                    pure=False,
-                )
-                futures[future] = submission
+            self.start()
+            futures = {self.submit(submission): submission for submission in submissions}
         except LOST_SCHEDULER as error:
             lost = _("Lost the connection to the scheduler ({error_type}: {error}).")
             raise ClusterError(lost.format(error_type=type(error).__name__, error=error)) from None
@@ -183,44 +199,47 @@ class ClassRun:
         watch.start(futures)
         try:
             for future in as_completed(futures):
-                graded = self._finish(future, futures.pop(future))
+                graded = self.finish(future, futures.pop(future))
                 left.discard(future)  # after: a future that raised was not graded
-                # Written: let Dask forget the task, so no worker keeps the Result in its
-                # memory (for every later collection to scan) until the class is done.
-                future.release()
                 yield graded
                 self.bar.update(1)
         except (CancelledError, *LOST_SCHEDULER) as error:
             if watch.fired:
-                stopped = ngettext(
-                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
-                    "{left} submission was not graded; what was graded is in the gradebook: "
-                    "start workers and run again to grade only what is left.",
-                    "The cluster had no worker for {seconds:.0f} s, so grading stopped. "
-                    "{left} submissions were not graded; what was graded is in the gradebook: "
-                    "start workers and run again to grade only what is left.",
-                    len(left),
-                )
-                raise ClusterError(
-                    stopped.format(seconds=self.no_worker_grace, left=len(left))
-                ) from None
-            lost = ngettext(
-                "Lost the connection to the scheduler ({error_type}). {left} submission was "
-                "not graded; what was graded is in the gradebook: run again to grade only "
-                "what is left.",
-                "Lost the connection to the scheduler ({error_type}). {left} submissions were "
-                "not graded; what was graded is in the gradebook: run again to grade only "
-                "what is left.",
-                len(left),
-            )
-            raise ClusterError(
-                lost.format(error_type=type(error).__name__, left=len(left))
-            ) from None
+                raise no_worker(self.no_worker_grace, len(left)) from None
+            raise lost_connection(error, len(left)) from None
         finally:
             watch.stop()
             self.bar.close()
             self.bar = None
             self.driver.close()
+
+    def start(self) -> None:
+        """The course bundle on every worker (once per content hash)."""
+        plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
+        self.client.register_plugin(plugin, name=task.plugin_name(self.bundle))
+        warning = held_task_warning(self.client)
+        if warning:  # not progress: shown even with --quiet
+            print(warning, file=sys.stderr, flush=True)
+
+    def submit(self, submission: task.Submission):
+        """One submission's task on the cluster (after `start`): its future."""
+        key = f"grade-{submission.assignment}-{submission.student}-{submission.digest[:16]}"
+        return self.client.submit(
+            task.grade_on_worker,
+            submission,
+            task.plugin_name(self.bundle),
+            self.extra_args,
+            key=key,
+            pure=False,
+        )
+
+    def finish(self, future, submission: task.Submission) -> task.Result:
+        """The done task's result, written by the driver; the task then forgotten."""
+        result = self._finish(future, submission)
+        # Written: let Dask forget the task, so no worker keeps the Result in its
+        # memory (for every later collection to scan) until the class is done.
+        future.release()
+        return result
 
     def _finish(self, future, submission: task.Submission) -> task.Result:
         from distributed import KilledWorker

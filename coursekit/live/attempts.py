@@ -6,7 +6,8 @@ inbound folder's name (known before the folder is read). A submission with a
 record is never handled again; one without (the service was down, or killed
 before it finished) is handled at the next start.
 
-The record, for the TA board and any other reader (`Attempt`, `version` 1):
+The record, for the TA board and any other reader (`Attempt`, `version` 2; a
+version 1 record, which has no `stages`, is read as it is):
 
 - `learner`, `assignment`, `entry`: the inbound folder's name;
 - `submitted_at`: when the exchange received it (UTC, ISO 8601, from the file
@@ -16,7 +17,14 @@ The record, for the TA board and any other reader (`Attempt`, `version` 1):
   itself broke: `errors` say why);
 - `cells`: grade id -> {"points", "max"} of every auto-graded cell;
 - `failed`: grade id -> the verdict record (coursekit.checks.verdict `to_record`)
-  of each failed hidden check.
+  of each failed hidden check;
+- `stages`: where the attempt's time went, stage -> when the service reached it
+  (UTC, ISO 8601), in the order of `STAGES`: `noticed` (the service first saw
+  it complete in inbound), `collected` (copied into submitted/), `scheduled`
+  (its task handed to the cluster), `graded` (its result written by the
+  driver), `feedback_made` (generate_feedback done), `released` (the page, or
+  a held-back attempt's note, in the exchange for fetch_feedback). A stage the
+  attempt never went through (a held-back one is not collected) is absent.
 """
 
 from __future__ import annotations
@@ -27,10 +35,13 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 FOLDER = "live/attempts"  # under the course root
-VERSION = 1
+VERSION = 2
+
+STAGES = ("noticed", "collected", "scheduled", "graded", "feedback_made", "released")
 
 GRADED, TOO_SOON, TOO_MANY, ERROR = "graded", "too_soon", "too_many", "error"
 
@@ -47,12 +58,18 @@ class Attempt:
     cells: dict[str, dict[str, float | None]] = field(default_factory=dict)
     failed: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    stages: dict[str, str] = field(default_factory=dict)
     version: int = VERSION
 
     @property
     def counted(self) -> bool:
         """Whether the policy counts it as a graded attempt."""
         return self.outcome in (GRADED, ERROR)
+
+
+def now() -> str:
+    """A stage's time, as `stages` holds it."""
+    return datetime.now(UTC).isoformat()
 
 
 def attempt_id(entry: str) -> str:

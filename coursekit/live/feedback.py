@@ -54,9 +54,12 @@ class Publisher:
             detail = (result or {}).get("error") or (result or {}).get("log", "")
             raise FeedbackError(f"nbgrader {what}: {detail[-2000:]}")
 
-    def graded(self, assignment: str, learner: str) -> None:
-        """generate_feedback, then release_feedback, for this learner alone."""
+    def generate(self, assignment: str, learner: str) -> None:
+        """generate_feedback for this learner alone (release it next)."""
         self._check("generate_feedback", self.api.generate_feedback(assignment, learner, True))
+
+    def release(self, assignment: str, learner: str) -> None:
+        """release_feedback for this learner alone."""
         self._check("release_feedback", self.api.release_feedback(assignment, learner))
 
     def note(self, entry, inbound: Path, outcome: str, when: dict) -> None:

@@ -1,21 +1,29 @@
 """The live grading service: each inbound submission collected, graded, answered, recorded.
 
-One pass (`LiveService.step`) takes, for every learner and assignment, the
-earliest submission not handled yet (`inbound.pending`), so a learner's
-attempts are handled in the order the exchange received them and different
-learners' in parallel. Each is first put to the policy (`policy.LiveGrading`):
-one held back gets its note and its record. The others are collected by the
-safe exchange, graded together on the Dask cluster by `make grade`'s own
-`ClassRun` (the course plugin, the sandbox, the driver as the only writer of
-the gradebook, which writes a submission it already holds with the same files
-nothing twice), then each learner's page is made and released and the
-attempt's record written, last (`attempts`). A service killed at any moment
-leaves a submission without a record, handled again at the next start.
+A continuous pipeline (`LiveService.step`, again whenever inbound changes or a
+task is done): every attempt whose grading is done is finished at once (its
+result written by `make grade`'s driver, the learner's page made and
+released, the attempt's record written last, `attempts`), and then, for
+every learner and assignment with nothing on the cluster, the earliest
+submission not handled yet (`inbound.pending`) is taken: put to the policy
+(`policy.LiveGrading`: one held back gets its note and its record), collected
+by the safe exchange, and its task handed to the Dask cluster by `make
+grade`'s own `ClassRun` (the course plugin, the sandbox, the driver as the only
+writer of the gradebook, which writes a submission it already holds with the
+same files nothing twice). So a learner's attempts are handled in the order
+the exchange received them, one at a time, and different learners' side by
+side, each answered as soon as its own task is done. At most a few tasks per
+worker thread are on the cluster (`IN_FLIGHT_PER_THREAD`); the rest wait in
+inbound, uncollected. A service killed at any moment leaves a submission
+without a record, handled again at the next start.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
+from concurrent.futures import CancelledError
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,17 +34,35 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
 from coursekit.cluster import bundle, gradebook, task
-from coursekit.cluster.distribute import ClassRun
+from coursekit.cluster.distribute import (
+    LOST_SCHEDULER,
+    NO_WORKER_GRACE,
+    ClassRun,
+    lost_connection,
+    no_worker,
+)
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course, CourseKit
 from coursekit.core.messages import _
 from coursekit.live import attempts
-from coursekit.live.attempts import ERROR, GRADED, Attempt
+from coursekit.live.attempts import ERROR, GRADED, Attempt, now
 from coursekit.live.feedback import FeedbackError, Publisher
 from coursekit.live.inbound import Entry, Inbound, Watch, collect
 from coursekit.live.policy import Decision, LiveGrading
 
 RESCAN_SECONDS = 5.0  # the safety net's period, beside inotify's notices
+# Tasks on the cluster per worker thread: one running and one queued behind it keeps every
+# worker busy; the rest of a burst waits in inbound, so memory does not grow with the class.
+IN_FLIGHT_PER_THREAD = 2
+
+
+@dataclasses.dataclass
+class Flight:
+    """An attempt whose task is on the cluster."""
+
+    entry: Entry
+    submission: task.Submission  # without its files: the task has them
+    stages: dict[str, str]
 
 
 class TerminalInterruptIgnored(WorkerPlugin):
@@ -87,6 +113,8 @@ class LiveService:
         unsafe_no_sandbox: bool = False,
         rescan: float = RESCAN_SECONDS,
         local_cluster: bool = True,
+        in_flight_per_thread: int = IN_FLIGHT_PER_THREAD,
+        no_worker_grace: float = NO_WORKER_GRACE,
         echo=print,
     ):
         self.root, self.client = Path(root).resolve(), PluginOnce(client)
@@ -104,6 +132,12 @@ class LiveService:
         self.publisher = Publisher(self.root, self.config)
         self.zone = ZoneInfo(CourseKit.of(self.root).timezone)
         self.stopping, self.wake = threading.Event(), threading.Event()
+        self.in_flight_per_thread = in_flight_per_thread
+        self.incidents_path = self.root / "reports" / "grading_incidents.json"
+        self.grading: ClassRun | None = None  # make grade's run the tasks go to
+        self.flights: dict[object, Flight] = {}  # Dask future -> its attempt
+        self.noticed: dict[str, str] = {}  # inbound name -> when first seen, while it waits
+        self.no_worker_grace, self.alone_since = no_worker_grace, None
 
     def stop(self) -> None:
         """Stop after the attempt being finished now (from a signal handler too)."""
@@ -111,54 +145,152 @@ class LiveService:
         self.wake.set()
 
     def course_bundle(self):
-        """Every assignment's, read again each pass (a check changed since is graded with)."""
+        """Every assignment's, read again whenever nothing is on the cluster (a check
+        changed since is graded with)."""
         return bundle.make(self.root, self.db_url, self.course_id, self.assignments)
+
+    def class_run(self) -> ClassRun:
+        """make grade's run the next tasks go to: a new one when the course changed."""
+        course = self.course_bundle()
+        if self.grading is None or self.grading.bundle.digest != course.digest:
+            if self.grading is not None:
+                self.grading.driver.close()
+            self.grading = ClassRun(
+                self.client,
+                self.root,
+                self.db_url,
+                self.course_id,
+                [],
+                self.extra_args,
+                unsafe_no_sandbox=self.unsafe_no_sandbox,
+                quiet=True,
+                course_bundle=course,
+            )
+            self.grading.start()  # the course on the workers (once per content hash)
+        return self.grading
+
+    def capacity(self) -> int:
+        """How many tasks may be on the cluster at once."""
+        return max(1, sum(self.client.nthreads().values())) * self.in_flight_per_thread
+
+    def check_workers(self) -> None:
+        """Tasks out on a cluster that has had no worker for NO_WORKER_GRACE: stop with
+        the reason, as make grade does, rather than wait for ever (they are graded at the
+        next start)."""
+        if self.flights and not self.client.nthreads():
+            self.alone_since = self.alone_since or time.monotonic()
+            if time.monotonic() - self.alone_since >= self.no_worker_grace:
+                raise no_worker(self.no_worker_grace, len(self.flights))
+        else:
+            self.alone_since = None
 
     def run(self) -> None:
         if self.local_cluster:  # a running cluster's workers keep their own Ctrl-C
             self.client.register_plugin(TerminalInterruptIgnored())
-        # The course on the workers before the first submit, not during it.
-        course = self.course_bundle()
-        self.client.register_plugin(
-            task.CoursePlugin(course, self.unsafe_no_sandbox), name=task.plugin_name(course)
-        )
+        self.class_run()  # the course on the workers before the first submit, not during it
         self.echo(
             _("Live grading of {root}: watching {inbound}").format(
                 root=self.root, inbound=self.inbound.path
             )
         )
         watch = Watch(self.inbound.path, self.wake) if self.inbound.path.is_dir() else None
-        with watch or nullcontext():
-            while not self.stopping.is_set():
-                if not self.step():
-                    self.wake.wait(self.rescan)
-                    self.wake.clear()
+        try:
+            with watch or nullcontext():
+                while not self.stopping.is_set():
+                    self.wake.clear()  # before the pass: a notice during it wakes the next
+                    if not self.step():
+                        self.check_workers()
+                        self.wake.wait(self.rescan)
+        finally:  # what is still on the cluster is abandoned: no record, graded next start
+            if self.grading is not None:
+                self.grading.driver.close()
 
     def step(self) -> int:
-        """One pass: the earliest unhandled submission of each learner; how many there were."""
-        first: dict[tuple[str, str], Entry] = {}
-        for entry in self.inbound.pending():
-            first.setdefault((entry.assignment, entry.learner), entry)
-        to_grade = []
-        for entry in first.values():
+        """One pass: every attempt whose task is done finished, then the next attempts
+        taken; how many attempts it finished or took."""
+        done = self.finish_done()
+        return done if self.stopping.is_set() else done + self.take_next()
+
+    def finish_done(self) -> int:
+        finished = 0
+        for future, flight in list(self.flights.items()):
             if self.stopping.is_set():
                 break
-            earlier = attempts.of_learner(self.root, entry.assignment, entry.learner)
-            decision = self.policy.decide(entry.assignment, earlier, entry.received)
-            if decision.outcome != GRADED:
-                self.hold_back(entry, decision)
-            elif self.collect(entry):
-                to_grade.append(entry)
-        if to_grade:
-            self.grade(to_grade)
-        return len(first)
+            if not future.done():
+                continue
+            del self.flights[future]
+            try:
+                result = self.grading.finish(future, flight.submission)
+            except (CancelledError, *LOST_SCHEDULER) as error:
+                raise lost_connection(error, len(self.flights) + 1) from None
+            flight.stages["graded"] = now()
+            key = (result.assignment, result.student)
+            found = {result.assignment: {result.student: result.incidents}}
+            incidents.write_report(self.incidents_path, found if result.incidents else {}, [key])
+            self.finish(flight.entry, result, flight.stages)
+            finished += 1
+        return finished
+
+    def take_next(self) -> int:
+        """For each learner and assignment with nothing on the cluster, its earliest
+        unhandled submission, while the cluster has room."""
+        first: dict[tuple[str, str], Entry] = {}
+        noticed = {}
+        for entry in self.inbound.pending():
+            noticed[entry.name] = self.noticed.get(entry.name) or now()
+            first.setdefault((entry.assignment, entry.learner), entry)
+        self.noticed = noticed  # the entries still waiting, and no others
+        busy = {(f.entry.assignment, f.entry.learner) for f in self.flights.values()}
+        taken = 0
+        room = None
+        for key, entry in first.items():
+            if self.stopping.is_set():
+                break
+            if key in busy:
+                continue  # its earlier attempt is not finished yet
+            room = self.capacity() if room is None else room
+            if len(self.flights) >= room:
+                break  # the rest wait in inbound
+            self.take(entry, {"noticed": noticed[entry.name]})
+            taken += 1
+        return taken
+
+    def take(self, entry: Entry, stages: dict[str, str]) -> None:
+        """Put one submission to the policy, collect it and hand its task to the cluster."""
+        earlier = attempts.of_learner(self.root, entry.assignment, entry.learner)
+        decision = self.policy.decide(entry.assignment, earlier, entry.received)
+        if decision.outcome != GRADED:
+            self.hold_back(entry, decision, stages)
+            return
+        if not self.collect(entry, stages):
+            return
+        stages["collected"] = now()
+        key = (entry.assignment, entry.learner)
+        gradebook.prepare(self.db_url, self.course_id, [key])
+        _tasks, invalid, report = _score_unreadable(self.root, self.db_url, self.course_id, [key])
+        if invalid:  # scored 0 before any grading, as make grade scores it
+            incidents.write_report(self.incidents_path, report, [key])
+            self.finish(entry, None, stages)
+            return
+        run = self.grading if self.flights else self.class_run()
+        submission = run.to_grade(*key)
+        if submission is None:  # its files already graded: the gradebook holds it
+            self.finish(entry, None, stages)
+            return
+        try:
+            future = run.submit(submission)
+        except LOST_SCHEDULER as error:
+            raise lost_connection(error, len(self.flights) + 1) from None
+        stages["scheduled"] = now()
+        future.add_done_callback(lambda _future: self.wake.set())  # from Dask's own thread
+        self.flights[future] = Flight(entry, dataclasses.replace(submission, files={}), stages)
 
     # -- each attempt ---------------------------------------------------------
 
     def shown(self, when: datetime) -> str:
         return when.astimezone(self.zone).strftime("%Y-%m-%d %H:%M:%S %Z")
 
-    def new_attempt(self, entry: Entry, outcome: str) -> Attempt:
+    def new_attempt(self, entry: Entry, outcome: str, stages: dict[str, str]) -> Attempt:
         return Attempt(
             entry.learner,
             entry.assignment,
@@ -166,9 +298,10 @@ class LiveService:
             entry.received.isoformat(),
             datetime.now(UTC).isoformat(),
             outcome,
+            stages=stages,
         )
 
-    def hold_back(self, entry: Entry, decision: Decision) -> None:
+    def hold_back(self, entry: Entry, decision: Decision, stages: dict[str, str]) -> None:
         interval, most = self.policy.limits(entry.assignment)
         when = {
             "submitted": self.shown(entry.received),
@@ -176,10 +309,11 @@ class LiveService:
             "interval": interval,
             "most": most,
         }
-        attempt = self.new_attempt(entry, decision.outcome)
+        attempt = self.new_attempt(entry, decision.outcome, stages)
         attempt.next_at = decision.next_at.isoformat() if decision.next_at else None
         try:
             self.publisher.note(entry, self.inbound.path, decision.outcome, when)
+            stages["released"] = now()
         except Exception as error:  # this learner's note only: the record says why
             attempt.errors.append(f"{type(error).__name__}: {error}")
         attempts.write(self.root, attempt)
@@ -189,7 +323,7 @@ class LiveService:
             )
         )
 
-    def collect(self, entry: Entry) -> bool:
+    def collect(self, entry: Entry, stages: dict[str, str]) -> bool:
         try:
             collected = collect(self.config, entry)
         except Exception as error:  # nbgrader's ExchangeError, an unreadable folder
@@ -197,59 +331,25 @@ class LiveService:
         else:
             why = _("the exchange did not collect it (reports/exchange_incidents.json)")
         if not collected:
-            attempt = self.new_attempt(entry, ERROR)
+            attempt = self.new_attempt(entry, ERROR, stages)
             attempt.errors.append(why)
             attempts.write(self.root, attempt)
             self.echo(f"{entry.learner} {entry.assignment}: {why}")
         return collected
 
-    def grade(self, entries: list[Entry]) -> None:
-        by_task = {(e.assignment, e.learner): e for e in entries}
-        tasks = list(by_task)
-        gradebook.prepare(self.db_url, self.course_id, tasks)
-        tasks, invalid, report = _score_unreadable(self.root, self.db_url, self.course_id, tasks)
-        for key in invalid:
-            self.finish(by_task[key], None)
-        if not tasks:
-            return
-        run = ClassRun(
-            self.client,
-            self.root,
-            self.db_url,
-            self.course_id,
-            tasks,
-            self.extra_args,
-            unsafe_no_sandbox=self.unsafe_no_sandbox,
-            quiet=True,
-            course_bundle=self.course_bundle(),
-        )
-        pending = {(s.assignment, s.student) for s in run.pending}
-        for key in tasks:
-            if key not in pending:  # its files already graded: the gradebook holds it
-                self.finish(by_task[key], None)
-        results = run.results()
-        try:
-            for result in results:
-                key = (result.assignment, result.student)
-                if result.incidents:
-                    report.setdefault(result.assignment, {})[result.student] = result.incidents
-                incidents.write_report(
-                    self.root / "reports" / "grading_incidents.json", report, [key]
-                )
-                self.finish(by_task[key], result)
-                if self.stopping.is_set():
-                    break  # the others are abandoned: no record, graded at the next start
-        finally:
-            results.close()
-
-    def finish(self, entry: Entry, result) -> None:
-        """Feedback made and released, then the record: the attempt is handled."""
-        attempt = self.new_attempt(entry, GRADED)
+    def finish(self, entry: Entry, result, stages: dict[str, str]) -> None:
+        """Feedback made and released, then the record: the attempt is handled. `result`
+        None: the gradebook holds it already (written before a kill, or scored 0)."""
+        stages.setdefault("graded", now())
+        attempt = self.new_attempt(entry, GRADED, stages)
         if result is not None and not result.ok:
             attempt.outcome, attempt.errors = ERROR, list(result.errors)
         else:
             try:
-                self.publisher.graded(entry.assignment, entry.learner)
+                self.publisher.generate(entry.assignment, entry.learner)
+                stages["feedback_made"] = now()
+                self.publisher.release(entry.assignment, entry.learner)
+                stages["released"] = now()
             except FeedbackError as error:
                 attempt.errors.append(str(error))
             try:

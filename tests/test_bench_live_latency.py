@@ -1,0 +1,39 @@
+"""bench.live_latency's arithmetic, without accounts or a service (make bench --live runs it)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bench import live_latency
+from coursekit.live import attempts
+
+
+def test_a_percentile_is_the_nearest_rank():
+    values = [float(v) for v in range(10, 0, -1)]  # unsorted on purpose
+    assert live_latency.percentile(values, 0.50) == 5.0
+    assert live_latency.percentile(values, 0.95) == 10.0
+    assert live_latency.percentile([3.0], 0.95) == 3.0
+
+
+def test_each_stage_is_timed_from_the_one_before_and_the_first_from_the_submit():
+    start = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+
+    def record(entry: str, seconds: dict[str, float]) -> attempts.Attempt:
+        stages = {name: (start + timedelta(seconds=s)).isoformat() for name, s in seconds.items()}
+        return attempts.Attempt("x", "a", entry, start.isoformat(), stages=stages)
+
+    submits = live_latency.Submits(c=None, assignment="a")
+    submits.ended = {"one": start, "two": start + timedelta(seconds=1)}
+    one = record("one", {"noticed": 0.5, "collected": 1, "scheduled": 2, "released": 6})
+    two = record("two", {"noticed": 2, "collected": 4, "scheduled": 5, "released": 9})
+    medians = live_latency.stage_medians(submits, [one, two])
+    assert list(medians) == [
+        "submit → noticed",
+        "noticed → collected",
+        "collected → scheduled",
+        "scheduled → released",  # a stage a record lacks is skipped, not counted as 0
+    ]
+    assert medians["submit → noticed"] == 0.75
+    assert medians["noticed → collected"] == 1.25
+    assert medians["scheduled → released"] == 4.0
+    assert submits.latency(one) == 6.0 and submits.latency(two) == 8.0
