@@ -13,9 +13,7 @@ No wall-clock assert: every wait polls with a generous bound.
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,11 +23,10 @@ from traitlets.config import Config
 
 from coursekit.live import attempts
 from coursekit.live.policy import LiveGrading
-from coursekit.simulate import submissions
 from coursekit.simulate.instructor import Instructor
 from tests.course_sandbox import CourseSandbox
-from tests.test_exchange_untrusted import ASSIGNMENT, copy_course_packages, shared_folders
-from tests.test_live import WRONG, Live, catalog_source, handled, stop, wait_for
+from tests.live_class import Live, handled, live_class, released_course, stop, wait_for
+from tests.test_exchange_untrusted import ASSIGNMENT
 
 pytestmark = pytest.mark.xdist_group("live")
 
@@ -39,42 +36,14 @@ PUT = "인정되는 제출물 (c.LiveGrading.counted): 실시간 채점을 받�
 
 @pytest.fixture(scope="module")
 def counted(tmp_path_factory):
-    exchange, homes = shared_folders()
-    c = Live(tmp_path_factory.mktemp("counted_course"), exchange, homes)
-    c.procs = []
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("COURSE_EXCHANGE_ROOT", str(exchange))
-        try:
-            for role in ROLES:
-                c.add_account(role)
-            yield run_class(c)
-        finally:
-            for proc in c.procs:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-            c.remove_accounts()
-            shutil.rmtree(exchange, ignore_errors=True)
-            shutil.rmtree(homes, ignore_errors=True)
+    with live_class(tmp_path_factory.mktemp("counted_course"), ROLES) as c:
+        yield run_class(c)
 
 
 def run_class(c: Live) -> Live:
-    copy_course_packages(c.root)
-    config = c.root / "nbgrader_config.py"
-    with config.open("a", encoding="utf-8") as fh:
-        fh.write("\nc.LiveGrading.min_interval = 0\n")  # every attempt graded
-    instructor = Instructor(c.root)
-    instructor.generate_assignment(ASSIGNMENT)
-    instructor.release_assignment(ASSIGNMENT)
-    # read now: a learner's fork cannot read the course root
-    assert c.course.config.Exchange.root == str(c.exchange)
-    release_nb = c.course.release_notebook(ASSIGNMENT)
-    source_nb = c.course.source_notebook(ASSIGNMENT)
-    right = submissions.fill(release_nb, source_nb)
-    wrong = submissions.fill(release_nb, source_nb, replace={"split_heads": catalog_source(WRONG)})
-
+    released_course(c, min_interval=0)  # every attempt graded
+    right, wrong = c.reference, c.wrong
     live = c.start()
-    c.procs.append(live)
     for first, second in ((wrong, right), (right, wrong)):  # comeback's, slipper's
         c.submit("comeback", first)
         c.submit("slipper", second)
@@ -98,7 +67,7 @@ def run_class(c: Live) -> Live:
     c.late = late_seconds(c)
     c.as_collected = c.course.grade("-j", "2", "--as-collected")
     c.as_collected_scores = c.course.scores(ASSIGNMENT)
-    with config.open("a", encoding="utf-8") as fh:
+    with (c.root / "nbgrader_config.py").open("a", encoding="utf-8") as fh:
         fh.write(f'\nc.LiveGrading.per_assignment = {{"{ASSIGNMENT}": {{"counted": "best"}}}}\n')
     c.best = c.course.grade("-j", "2")
     c.best_scores = c.course.scores(ASSIGNMENT)
