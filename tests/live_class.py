@@ -196,14 +196,21 @@ def catalog_source(key: str) -> str:
     return entry.source
 
 
-def stock_autograde(c: Live, roles) -> dict:
-    """Stock `nbgrader autograde` of the same submitted folders in a course of its own."""
+def stock_course(c: Live) -> CourseSandbox:
+    """A course of its own beside `c`'s, with its references and checks, the assignment
+    generated: where stock `nbgrader autograde` grades copies of `c`'s submissions."""
     folder = c.root.parent / f"{c.root.name}-stock"
     folder.mkdir()
     copy = CourseSandbox(folder)
-    for folder in ("solutions", "grader_tests"):
-        shutil.copytree(c.root / folder, copy.root / folder)
+    for name in ("solutions", "grader_tests"):
+        shutil.copytree(c.root / name, copy.root / name)
     Instructor(copy.root).generate_assignment(ASSIGNMENT)
+    return copy
+
+
+def stock_autograde(c: Live, roles) -> dict:
+    """Stock `nbgrader autograde` of the same submitted folders in a course of its own."""
+    copy = stock_course(c)
     for role in roles:
         learner = c.accounts[role]
         shutil.copytree(

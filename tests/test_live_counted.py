@@ -23,9 +23,15 @@ from traitlets.config import Config
 
 from coursekit.live import attempts
 from coursekit.live.policy import LiveGrading
-from coursekit.simulate.instructor import Instructor
-from tests.course_sandbox import CourseSandbox
-from tests.live_class import Live, handled, live_class, released_course, stop, wait_for
+from tests.live_class import (
+    Live,
+    handled,
+    live_class,
+    released_course,
+    stock_course,
+    stop,
+    wait_for,
+)
 from tests.test_exchange_untrusted import ASSIGNMENT
 
 pytestmark = pytest.mark.xdist_group("live")
@@ -94,12 +100,7 @@ def late_seconds(c: Live) -> dict[str, float]:
 def stock_autograde(c: Live, entries: dict[str, str]) -> dict:
     """Stock `nbgrader autograde` of each inbound entry's notebooks, copied plainly into a
     course of its own (one learner id per attempt)."""
-    folder = c.root.parent / f"{c.root.name}-stock"
-    folder.mkdir()
-    copy = CourseSandbox(folder)
-    for name in ("solutions", "grader_tests"):
-        shutil.copytree(c.root / name, copy.root / name)
-    Instructor(copy.root).generate_assignment(ASSIGNMENT)
+    copy = stock_course(c)
     for key, entry in entries.items():
         target = copy.root / "submitted" / key / ASSIGNMENT
         target.mkdir(parents=True)
