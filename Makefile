@@ -88,7 +88,7 @@ test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole te
 FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,catalog_in_process tolerance verdicts \
   source_notebooks release incidents_report python_env sandbox warm_kernels cell_runner \
   learner_facing inert shapes lab_language docs bench_record same_outputs bench_slurm_cost \
-  bench_live_latency))
+  bench_live_latency live_settings))
 test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them on 3.13 too)
 	$(BIN)/python -m pytest -n 2 $(FAST_TESTS)
 

@@ -174,7 +174,7 @@ def graded(name: str, minute: int, points: float) -> attempts.Attempt:
 
 def test_the_counted_rule_last_best_ties_and_the_due_date():
     config = Config()
-    config.LiveGrading.per_assignment = {"other": {"counted": "best"}, "bad": {"counted": "x"}}
+    config.LiveGrading.per_assignment = {"other": {"counted": "best"}}
     policy = LiveGrading(config=config)
     received = [submission("a", 0), submission("b", 10), submission("c", 20)]
     records = [graded("a", 0, 2.0), graded("b", 10, 1.0), graded("c", 20, 2.0)]
@@ -192,8 +192,6 @@ def test_the_counted_rule_last_best_ties_and_the_due_date():
     assert chosen("other", None, recs=[]) == "c"  # nothing graded: the last
     assert chosen("other", None, subs=received[:2]) == "a"  # c's entry is gone
     assert chosen(ASSIGNMENT, None, subs=[]) is None
-    with pytest.raises(ValueError, match="counted"):
-        chosen("bad", None)
 
 
 def test_the_counted_default_is_last_and_a_course_without_records_has_none(tmp_path):

@@ -43,10 +43,12 @@ import os
 import time
 from pathlib import Path
 
+from traitlets import TraitError
+
 from coursekit.autograde.execute import UNSAFE_WARNING
 from coursekit.cluster import dask_cluster, distribute, gradebook, task, worker
 from coursekit.core import incidents
-from coursekit.core.course import add_root_argument
+from coursekit.core.course import add_root_argument, load_config
 from coursekit.core.messages import _, ngettext
 from coursekit.live import attempts
 from coursekit.sandbox import policy
@@ -195,7 +197,6 @@ def put_counted_in_place(root: Path, args) -> str:
     learner was graded live: a class that never ran make live is graded as collected)."""
     if not attempts.any_record(root):
         return ""
-    from coursekit.core.course import load_config
     from coursekit.live import counted
 
     placed = counted.put_in_place(root, load_config(root), args.assignments, args.student or ())
@@ -258,6 +259,13 @@ def main(argv=None) -> int:
         except policy.SandboxUnavailableError as error:
             print(_("Grading did not start: {error}").format(error=error), file=sys.stderr)
             return 2
+    from coursekit.live.policy import check_settings  # with counted's imports: when used
+
+    try:
+        check_settings(load_config(root))
+    except TraitError as error:
+        print(_("Grading did not start: {error}").format(error=error), file=sys.stderr)
+        return 2
     course = gradebook.course_settings(root)
     db_url = gradebook.with_busy_timeout(course.db_url)
     if not args.as_collected:

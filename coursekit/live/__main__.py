@@ -21,10 +21,13 @@ import os
 import signal
 import sys
 
+from traitlets import TraitError
+
 from coursekit.cluster import dask_cluster, worker
 from coursekit.cluster.__main__ import default_jobs
-from coursekit.core.course import add_root_argument
+from coursekit.core.course import Course, add_root_argument
 from coursekit.core.messages import _
+from coursekit.live import policy as live_policy
 from coursekit.live.service import RESCAN_SECONDS, LiveService
 from coursekit.sandbox import policy
 
@@ -75,6 +78,11 @@ def main(argv=None) -> int:
         except policy.SandboxUnavailableError as error:
             print(_("Live grading not started: {error}").format(error=error), file=sys.stderr)
             return 2
+    try:
+        live_policy.check_settings(Course(args.root).config)
+    except TraitError as error:
+        print(_("Live grading not started: {error}").format(error=error), file=sys.stderr)
+        return 2
     worker.quiet_known_warnings()
     extra = ["--SandboxedExecute.unsafe_no_sandbox=True"] if args.unsafe_no_sandbox else []
     board = start_board(args)

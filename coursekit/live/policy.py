@@ -5,6 +5,9 @@
     c.LiveGrading.counted = "last"      # or "best": the attempt make grade grades
     c.LiveGrading.per_assignment = {"ch3_multihead": {"min_interval": 120, "counted": "best"}}
 
+Checked when make live and make grade start (`check_settings`): a wrong value
+stops them at once, exit status 2, with one line naming the setting.
+
 A submit outside the policy is kept (nbgrader keeps every submission) and is
 not graded: its learner gets a short note as its feedback, saying from when a
 submit is graded again. Times are the exchange's (when it received each one).
@@ -22,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from traitlets import Dict, Enum, Integer
+from traitlets import Dict, Enum, Integer, TraitError, validate
 from traitlets.config import Configurable
 
 from coursekit.core.messages import _
@@ -30,6 +33,7 @@ from coursekit.exchange.collect import last_before
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
 
 COUNTED = ("last", "best")
+LEAST = {"min_interval": 0, "max_attempts": 1}  # per_assignment's numbers, as the traits'
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,36 @@ class LiveGrading(Configurable):
         "what differs for it.",
     ).tag(config=True)
 
+    @validate("per_assignment")
+    def _checked_per_assignment(self, proposal):
+        """Checked when the config is loaded, so a typo stops make live and make grade at
+        once with its setting named (TraitError), not at the first submit it concerns."""
+        for assignment, own in proposal["value"].items():
+            setting = f"c.LiveGrading.per_assignment[{assignment!r}]"
+            if not isinstance(own, dict):
+                raise TraitError(_("{setting}: not a dict of settings").format(setting=setting))
+            for key, value in own.items():
+                if key == "counted":
+                    if value not in COUNTED:
+                        unknown = _("{setting}: {rule!r} is neither 'last' nor 'best'")
+                        raise TraitError(
+                            unknown.format(setting=f"{setting}['counted']", rule=value)
+                        )
+                elif key not in LEAST:
+                    known = ", ".join([*LEAST, "counted"])
+                    message = _("{setting}: unknown setting {key!r} (known: {known})")
+                    raise TraitError(message.format(setting=setting, key=key, known=known))
+                elif isinstance(value, bool) or not isinstance(value, int) or value < LEAST[key]:
+                    message = _("{setting}: {value!r} is not a whole number of at least {least}")
+                    where = f"{setting}[{key!r}]"
+                    raise TraitError(message.format(setting=where, value=value, least=LEAST[key]))
+        return proposal["value"]
+
     def limits(self, assignment: str) -> tuple[int, int]:
         own = self.per_assignment.get(assignment, {})
         return (
-            int(own.get("min_interval", self.min_interval)),
-            int(own.get("max_attempts", self.max_attempts)),
+            own.get("min_interval", self.min_interval),
+            own.get("max_attempts", self.max_attempts),
         )
 
     def decide(self, assignment: str, earlier: list[Attempt], submitted_at: datetime) -> Decision:
@@ -75,12 +104,7 @@ class LiveGrading(Configurable):
         return Decision(GRADED)
 
     def counted_rule(self, assignment: str) -> str:
-        rule = self.per_assignment.get(assignment, {}).get("counted", self.counted)
-        if rule not in COUNTED:
-            unknown = _("{setting}: {rule!r} is neither 'last' nor 'best'")
-            setting = f"c.LiveGrading.per_assignment[{assignment!r}]['counted']"
-            raise ValueError(unknown.format(setting=setting, rule=rule))
-        return rule
+        return self.per_assignment.get(assignment, {}).get("counted", self.counted)
 
     def counted_submission(
         self, assignment: str, submissions: list[dict], graded: list[Attempt], duedate
@@ -106,3 +130,12 @@ class LiveGrading(Configurable):
 
 def points(attempt: Attempt) -> float:
     return sum(cell["points"] or 0 for cell in attempt.cells.values())
+
+
+def check_settings(config) -> None:
+    """The live settings of a course's config, as make live and make grade read them:
+    TraitError naming the setting when one is wrong."""
+    from coursekit.live.board import LiveBoard
+
+    LiveGrading(config=config)
+    LiveBoard(config=config)
