@@ -139,6 +139,11 @@ class PageHandler(Guarded, tornado.web.RequestHandler):
             return
         super().prepare()
 
+    def poll_token(self) -> str:
+        """What the script's polls send as X-XSRFToken: nothing on loopback (its cookie is
+        SameSite=Strict, GET only); the hub's guard gives the hub's own token."""
+        return ""
+
     def get(self):
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish(
@@ -146,6 +151,7 @@ class PageHandler(Guarded, tornado.web.RequestHandler):
                 "live_board.html.j2",
                 prefix=self.settings["board_prefix"],
                 poll=POLL_MILLISECONDS,
+                xsrf=self.poll_token(),
             )
         )
 
@@ -205,7 +211,15 @@ def application(data: BoardData, token: str, prefix: str = "/", guard=None, **se
 
 class HubGuard:
     """On the hub: JupyterHub's OAuth decides (the hub's access scope for this service);
-    the page sends a stranger to the hub's login, a signed-in learner gets 403."""
+    the page sends a stranger to the hub's login, a signed-in learner gets 403.
+
+    The hub takes its login cookie on a script's fetch only with its XSRF token
+    (jupyterhub._xsrf_utils: any request not a navigation), so the page hands the
+    script the token HubOAuth made for this visitor."""
+
+    def poll_token(self) -> str:
+        token = self.xsrf_token  # HubOAuth's, bound to the visitor's hub session
+        return token.decode() if isinstance(token, bytes) else token
 
     def prepare(self):
         if self.current_user is None:

@@ -120,6 +120,7 @@
   async function poll() {
     try {
       const headers = etag ? { "If-None-Match": etag } : {};
+      if (labels.xsrf) headers["X-XSRFToken"] = labels.xsrf; // the hub's check on a fetch
       const response = await fetch(labels.data, { headers, credentials: "same-origin", cache: "no-cache" });
       if (response.status === 200) {
         etag = response.headers.get("ETag");
