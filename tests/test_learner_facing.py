@@ -62,6 +62,12 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     entry = next(e for e in catalogs()[ASSIGNMENT].mistakes if e.function == "split_heads")
     nb = submissions.fill(release, source, replace={entry.function: entry.source})
     sandbox.submit("learner", ASSIGNMENT, nb)
+    # A classmate hands in the written answer as released: nbgrader gives it 0, no TA.
+    blank = submissions.fill(release, source)
+    for handed, released in zip(blank.cells, release.cells, strict=True):
+        if handed.cell_type == "markdown" and handed.metadata.get("nbgrader", {}).get("solution"):
+            handed.source = released.source
+    sandbox.submit("blank_answer", ASSIGNMENT, blank)
     sandbox.autograde(ASSIGNMENT)
     sandbox.run("generate_feedback", ASSIGNMENT)
 
@@ -88,3 +94,11 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     assert escape(f"짐작되는 실수 [{entry.key}]", quote=False) in summary
     assert "모두 통과" in summary and "why_256_answer" in summary and "채점 전" in summary
     assert "white-space: pre-wrap" in html, "long hints would run off their box"
+
+    (blank_page,) = (tmp_path / "feedback" / "blank_answer" / ASSIGNMENT).glob("*.html")
+    blank_html = blank_page.read_text(encoding="utf-8")
+    start = blank_html.index('<div class="course-summary"')
+    blank_summary = blank_html[start : blank_html.index("</div>", start)]
+    row = blank_summary[blank_summary.index("why_256_answer") :].split("</tr>")[0]
+    assert "배포된 그대로 제출해 점수가 없습니다" in row and "0 / " in row, row
+    assert "TA 가 채점했습니다" not in row and "채점 전" not in row, row

@@ -81,16 +81,27 @@ def misconception_line(cell) -> str:
     )
 
 
-def waiting_for_ta(resources) -> set[str]:
-    """grade_ids of this submission's cells that still wait for a TA (from the gradebook)."""
+WAITING, LEFT_BLANK = "waiting", "left_blank"
+
+
+def written_answer_states(resources) -> dict[str, str]:
+    """grade_id -> WAITING (a TA has yet to grade it) or LEFT_BLANK (handed in as released:
+    nbgrader's autograde gives it 0 and asks no TA), from the gradebook; a cell a TA
+    graded is not in it."""
     info = resources.get("nbgrader", {})
     if not {"db_url", "notebook", "assignment", "student"} <= set(info):
-        return set()
+        return {}
     with Gradebook(info["db_url"]) as gb:  # as nbgrader's GetGrades opens it
         notebook = gb.find_submission_notebook(
             info["notebook"], info["assignment"], info["student"]
         )
-        return {grade.name for grade in notebook.grades if grade.needs_manual_grade}
+        states = {}
+        for grade in notebook.grades:
+            if grade.needs_manual_grade:
+                states[grade.name] = WAITING
+            elif grade.manual_score is None and grade.auto_score is not None:
+                states[grade.name] = LEFT_BLANK
+        return states
 
 
 @dataclass
@@ -136,12 +147,17 @@ def function_rows(nb) -> list[FunctionRow]:
 
 
 def answer_rows(nb, resources) -> list[AnswerRow]:
-    waiting = waiting_for_ta(resources)
+    states = written_answer_states(resources)
     rows = []
     for cell in diagnosis.written_answers(nb):
-        score = _score(cell)
-        if score is None or cells.grade_id(cell) in waiting:
+        score, state = _score(cell), states.get(cells.grade_id(cell))
+        if score is None or state == WAITING:
             points, text = _("not graded yet"), _("Written answer: a TA grades it.")
+        elif state == LEFT_BLANK:
+            points = f"{_points(score)} / {_points(_max(cell))}"
+            text = _(
+                "Written answer: handed in as released, so no points; write it and submit again."
+            )
         else:
             points = f"{_points(score)} / {_points(_max(cell))}"
             text = _("Written answer: graded by a TA.")

@@ -44,6 +44,7 @@ from coursekit.cluster.distribute import (
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course, CourseKit
 from coursekit.core.messages import _
+from coursekit.learner import diagnosis
 from coursekit.live import attempts
 from coursekit.live.attempts import ERROR, GRADED, Attempt, now
 from coursekit.live.feedback import FeedbackError, Publisher
@@ -372,8 +373,10 @@ class LiveService:
         self.echo(line)
 
     def outcome(self, assignment: str, learner: str) -> tuple[dict, dict]:
-        """Per auto-graded cell its points and max from the gradebook; the verdict record
-        of each failed check from the autograded notebooks."""
+        """Per auto-graded test cell its points and max from the gradebook (a written
+        answer is the TA's: nbgrader gives one left as released an auto 0, which is no
+        failed function); the verdict record of each failed check from the autograded
+        notebooks."""
         cells_of = {}
         with Gradebook(self.db_url, self.course_id) as gb:
             for notebook in gb.find_submission(assignment, learner).notebooks:
@@ -384,7 +387,10 @@ class LiveService:
         folder = self.root / "autograded" / learner / assignment
         for path in sorted(folder.glob("*.ipynb")):
             try:
-                failed.update(cells.verdict_records(nbformat.read(path, as_version=4)))
+                nb = nbformat.read(path, as_version=4)
             except Exception:  # an unreadable output notebook has no verdicts to give
                 continue
+            failed.update(cells.verdict_records(nb))
+            for answer in diagnosis.written_answers(nb):  # a TA's, not the live grading's
+                cells_of.pop(cells.grade_id(answer), None)
         return cells_of, failed
