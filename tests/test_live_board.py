@@ -304,7 +304,7 @@ def test_the_board_in_chromium_updates_without_a_reload(served):
             browser.close()
 
 
-# -- on the hub (the config only: not tried on a live hub here) -----------------
+# -- on the hub (the config; tests/test_hub_browser.py runs it on a real hub) ----
 
 
 def test_the_hub_runs_the_board_as_the_instructor_for_the_instructor_and_tas_only(
@@ -323,9 +323,9 @@ def test_the_hub_runs_the_board_as_the_instructor_for_the_instructor_and_tas_onl
         config_file = REPO / "coursekit" / "hub" / "jupyterhub_config.py"
         return hub, PyFileConfigLoader(config_file.name, str(config_file.parent)).load_config()
 
-    _hub, without = hub_config()  # make hub without --live: no service, no role
+    _hub, without = hub_config(live=False)  # make hub --no-live: no service, no role
     assert "services" not in without.JupyterHub and "load_roles" not in without.JupyterHub
-    hub, c = hub_config(live=True)
+    hub, c = hub_config()  # make hub: the service by default
 
     (service,) = c.JupyterHub.services
     assert service["name"] == board_service.SERVICE

@@ -1,7 +1,7 @@
 """`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
 
-    python -m coursekit.hub up [--learners N | --roster FILE] [--port P] [--ip IP] [--root DIR]
-                          [--course DIR]
+    python -m coursekit.hub up [--learners N | --roster FILE] [--tas N] [--no-live]
+                          [--port P] [--ip IP] [--root DIR] [--course DIR]
     python -m coursekit.hub setup ...   # everything but starting the hub
     python -m coursekit.hub down [--root DIR]
 
@@ -9,6 +9,10 @@
 them, hides the references, and runs JupyterHub (which starts each account's
 server as that account). It prints the URL and each account's password once.
 `down` removes the accounts and puts every changed permission back.
+
+Unless `--no-live`, the hub also runs `coursekit live` (graded on submit) as a
+managed service with its TA board, for the instructor and the `--tas` accounts
+(coursekit/hub/board_service.py).
 
 With `--roster` (coursekit/lms/roster.py: id, name or first/last name, email, LMS
 id) the learners are the roster's, named `<prefix><id>`, and the instructor's
@@ -146,7 +150,10 @@ def main(argv=None) -> int:
     parser.add_argument("--roster", type=Path, help="roster CSV: id, name, email, lms_id")
     parser.add_argument("--tas", type=int, default=0, help="TA accounts (they open the board)")
     parser.add_argument(
-        "--live", action="store_true", help="run make live and its TA board as a hub service"
+        "--no-live",
+        dest="live",
+        action="store_false",
+        help="no grading on submit: make live and its TA board are not run as a hub service",
     )
     parser.add_argument(
         "--learner-language",

@@ -1,4 +1,4 @@
-"""The TA live board on the hub: `make live` as a hub-managed service (`make hub --live`).
+"""The TA live board on the hub: `make live` as a hub-managed service (`make hub`'s default).
 
 JupyterHub starts `coursekit live` (coursekit/live/) as the instructor's account in
 the instructor's copy of the course (`"user"`, `"cwd"`), so it grades with the

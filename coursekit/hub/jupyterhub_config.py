@@ -61,7 +61,7 @@ def instructor_config_first(spawner):
 c.Spawner.pre_spawn_hook = instructor_config_first
 
 
-# The TAs' group; with `--live`, `coursekit live` as a managed service run as the
+# The TAs' group; unless `--no-live`, `coursekit live` as a managed service run as the
 # instructor, its TA board opened by the instructor and the `tas` group only
 # (coursekit/hub/board_service.py).
 c.JupyterHub.load_groups = board_service.groups(hub)

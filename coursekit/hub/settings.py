@@ -29,7 +29,7 @@ class HubSettings:
     prefix: str = "tp-"  # account names start with it, so they never clash with real users
     learners: int = 2
     tas: int = 0  # TA accounts, in the hub's `tas` group (they may open the live board)
-    live: bool = False  # `make live` (and its TA board) as a hub-managed service
+    live: bool = True  # `make live` (and its TA board) as a hub-managed service
     venv: str = str(Path(sys.executable).parent.parent)  # the course environment every account runs
     repo: str = ""  # the course root (default: the one find_root finds)
     proxy: str = ""  # default: under the course root's build/
