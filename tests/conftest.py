@@ -12,7 +12,7 @@ from tests.demo_class import DemoRun, shared_demo_run
 # lets both workers finish together (longest-processing-time-first). From
 # `pytest --durations` of the whole suite; a name missing here only runs later.
 SLOWEST_FIRST = (
-    "test_hub_browser",  # a class on JupyterHub through headless Chromium (~195 s)
+    "test_hub_browser",  # a class on JupyterHub, then its live workshop, in Chromium (~260 s)
     "demo_cycle",  # the demo's whole cycle, then the report, feedback and browser tests (~190 s)
     "validate_class",
     "grade_cluster",  # make grade on a LocalCluster and on a TLS cluster from the command line

@@ -15,6 +15,8 @@ from pathlib import Path
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+# The HTML viewer of the tab in front (the other tabs' widgets carry lm-mod-hidden).
+VISIBLE_VIEWER = ".jp-MainAreaWidget:not(.lm-mod-hidden) .jp-HTMLViewer iframe"
 LONG = 240_000  # ms: a step that starts a server, a kernel or grading on a loaded machine
 
 
@@ -60,6 +62,24 @@ def labels(page: Page) -> Labels:
 
 def menu_bar(page: Page) -> list[str]:
     return page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+
+
+def log_in_to_service(browser, base: str, path: str, user: str, password: str) -> Page:
+    """A browser context of its own opening a hub service's page (`path`, e.g. a bookmark
+    of the TA board): the hub's login, then its OAuth back to the page; no server of the
+    account's own is started."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, locale="ko-KR", timezone_id="Asia/Seoul"
+    )
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto(f"{base}{path}")
+    page.wait_for_url(re.compile(r".*/hub/login.*"))
+    page.fill("#username_input", user)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(f"{re.escape(base + path)}(\\?.*)?$"), timeout=LONG)
+    return page
 
 
 def log_in(browser, base: str, user: str, password: str, locale: str | None = None) -> Page:
@@ -154,6 +174,12 @@ def find_cell(page: Page, marker: str, kind: str = ".jp-Cell"):
     raise AssertionError(f"no cell shows {marker!r}")
 
 
+def show_tab(page: Page, title: str) -> None:
+    """Bring the main area's tab `title` (a notebook's file name) to the front."""
+    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=title).first.click()
+    page.locator(".jp-MainAreaWidget:not(.lm-mod-hidden) .jp-Notebook").wait_for()
+
+
 def replace_cell_text(page: Page, marker: str, text: str) -> None:
     """Select everything in the code cell whose editor shows `marker` and type `text`."""
     cell = find_cell(page, marker, ".jp-CodeCell")
@@ -210,13 +236,20 @@ def save(page: Page) -> None:
     time.sleep(1)
 
 
+def submissions(page: Page, assignment: str):
+    """The Assignments tab's rows of the assignment's submissions (a timestamp each, and
+    its "(view feedback)" once fetched), oldest first."""
+    submitted = page.locator("#submitted_assignments_list .list_item", has_text=assignment)
+    return submitted.first.locator(".nested_list_item")
+
+
 def submit(page: Page, assignment: str) -> None:
+    """Assignments tab: Submit, until the list shows one submission more."""
     open_assignment_list(page)
+    before = submissions(page, assignment).count()
     fetched = page.locator("#fetched_assignments_list .list_item", has_text=assignment).first
     fetched.locator("button", has_text="Submit").click()
-    page.locator("#submitted_assignments_list .list_item", has_text=assignment).first.wait_for(
-        timeout=LONG
-    )
+    submissions(page, assignment).nth(before).wait_for(timeout=LONG)
 
 
 def autograde_in_formgrader(page: Page, fg: str, assignment: str, student: str) -> str:
@@ -297,13 +330,18 @@ def disabled_lab_extensions(page: Page) -> set[str]:
     return set(disabled)
 
 
-def open_feedback(page: Page):
-    """Assignments tab's "(view feedback)" selects the page in the file browser; opening it
-    shows it in JupyterLab's HTML viewer. Returns the viewer's frame."""
-    page.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
+def open_feedback(page: Page, nth: int = 0, assignment: str | None = None):
+    """Assignments tab's "(view feedback)" (of the `nth` submission, of `assignment`'s when
+    given) selects the page in the file browser; opening it shows it in JupyterLab's HTML
+    viewer. Returns the viewer's frame."""
+    open_assignment_list(page)  # an earlier page's viewer may have taken its place
+    rows = (
+        submissions(page, assignment) if assignment else page.locator("#submitted_assignments_list")
+    )
+    rows.locator("a", has_text="view feedback").nth(nth).click()
     selected = page.locator(".jp-DirListing-item.jp-mod-selected", has_text=".html")
     selected.wait_for(timeout=LONG)
     selected.dblclick()
-    frame = page.frame_locator(".jp-HTMLViewer iframe").first
+    frame = page.frame_locator(VISIBLE_VIEWER).first
     frame.locator("body").wait_for(timeout=LONG)
     return frame

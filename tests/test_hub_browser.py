@@ -23,6 +23,7 @@ hub's processes and every permission the hub changed are undone at the end.
 from __future__ import annotations
 
 import csv
+import importlib
 import os
 import shutil
 import signal
@@ -31,6 +32,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -39,8 +41,9 @@ import solutions.ch3_multihead as reference
 from catalog import ch3_multihead as mistakes
 from coursekit.core.course import Course
 from coursekit.hub import __main__ as hub_cli
-from coursekit.hub import accounts
+from coursekit.hub import accounts, board_service
 from coursekit.hub.settings import HubSettings
+from coursekit.live import attempts
 from coursekit.lms import roster
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.server import INERT
@@ -68,6 +71,13 @@ id,이름,email,lms_id
 """
 NAME_A, NAME_B = "김, 민준", "남궁, 서연"  # as formgrader shows them: "Last, First"
 LEARNER_LOCALE = "ko_KR"
+LIVE_ASSIGNMENT, LIVE_NOTEBOOK, LIVE_INTERVAL = "ch4_cross_attention", "cross_attention", 10
+LIVE_POLICY = f"""
+# tests/test_hub_browser.py: the workshop's policy, shortened for the test.
+c.LiveGrading.per_assignment = {{{LIVE_ASSIGNMENT!r}: {{"min_interval": {LIVE_INTERVAL}}}}}
+c.LiveBoard.stuck_after = 2
+"""
+BOARD = f"/services/{board_service.SERVICE}/"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root")
 
@@ -92,19 +102,23 @@ def free_ports(count: int) -> int:
 
 @pytest.fixture(scope="module")
 def hub():
-    """A hub class (prefix tpt-, so it never meets a `make hub` class) on loopback."""
+    """A hub class (prefix tpt-, so it never meets a `make hub` class) on loopback, with
+    one TA and, as `make hub` runs it, the live grading service and its TA board."""
     root = tempfile.mkdtemp(prefix="coursekit-hub-test-", dir="/srv")
     learners = [vars(learner) for learner in roster.parse(ROSTER, "tpt-")]
     settings = HubSettings(
-        root=root, port=free_ports(3), prefix="tpt-", learners=2, roster=learners
+        root=root, port=free_ports(4), prefix="tpt-", learners=2, tas=1, roster=learners
     )
     # A run killed before its teardown leaves the class's accounts behind, and in their
     # homes what they fetched and submitted: this run starts from none.
-    for user in [settings.instructor, *settings.learner_names]:
+    for user in everyone(settings):
         accounts.remove_account(user)
     hub_process = None
     try:
         passwords = hub_cli.setup(settings)
+        # The instructor's policy for the live part: a short interval, stuck after two.
+        with open(settings.course_root / "nbgrader_config.py", "a") as config:
+            config.write(LIVE_POLICY)
         command, env = hub_cli.hub_command(settings)
         log = open(Path(root) / "jupyterhub.log", "w")  # noqa: SIM115 -- closed below
         hub_process = subprocess.Popen(
@@ -132,9 +146,13 @@ def hub():
             shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
         hub_cli.down(settings)
         # Nothing of the class is left: accounts, their processes, the hub's folder.
-        for user in [settings.instructor, *settings.learner_names]:
+        for user in everyone(settings):
             assert not accounts.exists(user), user
         assert not Path(root).exists()
+
+
+def everyone(settings: HubSettings) -> list[str]:
+    return [settings.instructor, *settings.learner_names, *settings.ta_names]
 
 
 def run_as(user: str, *command: str) -> subprocess.CompletedProcess:
@@ -385,15 +403,178 @@ def export_canvas(settings: HubSettings) -> list[list[str]]:
         return list(csv.reader(fh))
 
 
-def make_grade(settings: HubSettings) -> None:
+def stuck_shows(board, learner: str, shown: bool) -> None:
+    """Wait until the board's stuck list of the live assignment names `learner` (or not),
+    as its polls redraw it."""
+    board.wait_for_function(
+        "([selector, name, shown]) => "
+        "document.querySelector(selector).textContent.includes(name) === shown",
+        arg=[f"section[data-assignment='{LIVE_ASSIGNMENT}'] .stuck", learner, shown],
+        timeout=15_000,
+    )
+
+
+def make_grade(settings: HubSettings, assignment: str = ASSIGNMENT, graded: str = "2/2") -> str:
     """`make grade` for the class, run by the instructor's account in the course copy."""
     home = settings.home(settings.instructor)
     result = subprocess.run(
         ["runuser", "-u", settings.instructor, "--", "env", f"HOME={home}",
          f"COURSE_EXCHANGE_ROOT={settings.exchange}", "make", "-C", str(REPO), "grade",
-         f"ARGS=--root {settings.course_root} {ASSIGNMENT}"],
+         f"ARGS=--root {settings.course_root} {assignment}"],
         capture_output=True, text=True, cwd=home, timeout=600,
     )  # fmt: skip
     print(result.stdout[-3000:])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "2/2" in result.stdout, result.stdout[-3000:]
+    assert graded in result.stdout, result.stdout[-3000:]
+    return result.stdout
+
+
+# -- the live workshop: graded on submit, the TA board -------------------------------------
+
+
+def test_the_live_workshop_on_the_hub(hub):
+    """The hub's live service (`make hub`'s default) in a workshop, through the pages:
+
+    the instructor releases ch4 → the TA opens the board's bookmark (the hub's login,
+    no server of the TA's own) → learner A submits a catalogued split_heads mistake,
+    and at once again → Fetch Feedback brings, within seconds, the first one's Korean
+    diagnosis and the second one's note (kept, graded again from …) → the board shows
+    A failing split_heads with the misconception, without a reload → A submits the same
+    mistake after the interval: the board shows A stuck → A types the fix: full marks
+    on the page, and the board shows A passing, not stuck → learner B's login gets 403
+    on the board → `make grade` grades the counted attempt (the last): A's gradebook
+    has every point of the auto-graded cells."""
+    from playwright.sync_api import sync_playwright
+
+    settings, passwords = hub
+    base, instructor = settings.url, settings.instructor
+    (ta,), (learner_a, learner_b) = settings.ta_names, settings.learner_names
+    release_nb = REPO / "release" / LIVE_ASSIGNMENT / f"{LIVE_NOTEBOOK}.ipynb"
+    live_reference = importlib.import_module(f"solutions.{LIVE_ASSIGNMENT}")
+    live_mistakes = importlib.import_module(f"catalog.{LIVE_ASSIGNMENT}")
+    correct = {name: getattr(live_reference, name) for name in live_reference.__all__}
+    wrong_split = getattr(live_mistakes, f"split_heads__{MISTAKE}")
+    typed_wrong = answered_cells(release_nb, {**correct, "split_heads": wrong_split})
+    typed_fix = answered_cells(release_nb, correct)["split_heads"]
+    shots = ui.Shots(SHOTS.parent / "hub-live")
+    shutil.rmtree(shots.folder, ignore_errors=True)
+    shots.folder.mkdir(parents=True)
+
+    def records() -> list[attempts.Attempt]:
+        return attempts.of_learner(settings.course_root, LIVE_ASSIGNMENT, learner_a)
+
+    def wait_for_records(count: int, timeout: float = 120) -> list[attempts.Attempt]:
+        """The service's records of A's attempts (it writes each one last, when handled)."""
+        deadline = time.monotonic() + timeout
+        while len(found := records()) < count:
+            assert time.monotonic() < deadline, f"{len(found)} of {count} attempts handled"
+            time.sleep(0.5)
+        return found
+
+    def after_interval(attempt: attempts.Attempt) -> None:
+        """Wait until a submit is graded again (the exchange's time of the last graded)."""
+        start = datetime.fromisoformat(attempt.submitted_at).timestamp()
+        time.sleep(max(0.0, start + LIVE_INTERVAL + 1 - time.time()))
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            teacher = ui.log_in(browser, base, instructor, passwords[instructor])
+            teacher.goto(f"{base}/user/{instructor}/formgrader")
+            for step in ("assign", "release"):
+                ui.formgrader_button(teacher, ui.formgrader_row(teacher, LIVE_ASSIGNMENT), step)
+
+            # The TA opens the board: the hub's login, then the board; it polls from now on.
+            board = ui.log_in_to_service(browser, base, BOARD, ta, passwords[ta])
+            errors = []
+            board.on("console", lambda m: m.type == "error" and errors.append(m.text))
+            board.evaluate("window.notReloaded = true")
+            shots(board, "ta-board-opened")
+
+            # Learner A: a split_heads mistake, submitted twice in a row.
+            a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE)
+            # A's JupyterLab reopens ch3's notebook (its saved workspace): A closes it.
+            ui.menu(a, "File", "application:close-all")
+            a.locator(".jp-NotebookPanel").wait_for(state="detached")
+            ui.fetch_and_open(a, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            for name, text in typed_wrong.items():
+                ui.replace_cell_text(a, f"def {name}(", text)
+            ui.save(a)
+            ui.submit(a, LIVE_ASSIGNMENT)
+            ui.submit(a, LIVE_ASSIGNMENT)  # at once: inside the interval
+            first, held = wait_for_records(2)
+            assert first.outcome == attempts.GRADED and held.outcome == attempts.TOO_SOON
+            ui.fetch_feedback(a, LIVE_ASSIGNMENT)
+            shots(a, "learner-a-two-submits-fetched")
+            # The rows are oldest first: the graded submit's page, then the held one's note.
+            page = ui.open_feedback(a, 0, LIVE_ASSIGNMENT)
+            page.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first.scroll_into_view_if_needed()
+            shots(a, "learner-a-reads-live-diagnosis")
+            html = page.locator("html").inner_html()
+            for secret in ("BEGIN HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions"):
+                assert secret not in html, secret
+            note = ui.open_feedback(a, 1, LIVE_ASSIGNMENT).locator("body").inner_text()
+            shots(a, "learner-a-reads-the-note")
+            assert f"채점은 {LIVE_INTERVAL}초에 한 번까지입니다" in note, note
+            assert "부터 다시 제출하면 채점합니다" in note, note
+
+            # The board shows A failing split_heads, the misconception, the held submit.
+            section = board.locator(f"section[data-assignment='{LIVE_ASSIGNMENT}']")
+            misconceptions = section.locator("table", has_text=f"[{MISTAKE}]")
+            misconceptions.wait_for(timeout=15_000)
+            split_row = section.locator("tr", has_text="split_heads").first
+            assert learner_a in split_row.inner_text(), split_row.inner_text()
+            shots(board, "ta-board-a-failing", full_page=True)
+
+            # After the interval, the same mistake again: graded, and A is stuck.
+            after_interval(first)
+            ui.submit(a, LIVE_ASSIGNMENT)
+            wait_for_records(3)
+            stuck = section.locator(".stuck")
+            stuck_shows(board, learner_a, True)
+            assert "split_heads" in stuck.inner_text()
+            shots(board, "ta-board-a-stuck", full_page=True)
+
+            # A types the fix and submits after the interval: full marks on the page.
+            graded_again = records()[-1]
+            ui.show_tab(a, f"{LIVE_NOTEBOOK}.ipynb")
+            ui.replace_cell_text(a, "def split_heads(", typed_fix)
+            ui.save(a)
+            after_interval(graded_again)
+            ui.submit(a, LIVE_ASSIGNMENT)
+            fixed = wait_for_records(4)[-1]
+            assert fixed.outcome == attempts.GRADED and not fixed.failed, fixed
+            points = sum(cell["points"] for cell in fixed.cells.values())
+            most = sum(cell["max"] for cell in fixed.cells.values())
+            assert points == most > 0, fixed.cells
+            stuck_shows(board, learner_a, False)
+            assert learner_a not in split_row.locator("td.fail").inner_text()
+            assert board.evaluate("window.notReloaded === true")  # updated in place
+            assert board.evaluate("window.coursekitBoard.updates") >= 4
+            assert errors == [], errors  # the CSP refused nothing; no poll was refused
+            shots(board, "ta-board-a-passing", full_page=True)
+            ui.fetch_feedback(a, LIVE_ASSIGNMENT)
+            texts = [
+                ui.open_feedback(a, nth, LIVE_ASSIGNMENT).locator("body").inner_text()
+                for nth in range(4)
+            ]
+            diagnosed = ("짐작되는 실수", "채점하지 않았습니다")
+            clean = [t for t in texts if not any(word in t for word in diagnosed)]
+            assert len(clean) == 1, texts  # the fixed attempt's page: nothing to diagnose
+            shots(a, "learner-a-reads-full-marks")
+
+            # A learner's login gets 403 on the board and sees none of it.
+            b = ui.log_in(browser, base, learner_b, passwords[learner_b], LEARNER_LOCALE)
+            response = b.goto(f"{base}{BOARD}")
+            assert response.status == 403, response.status
+            assert learner_a not in b.locator("body").inner_text()
+            shots(b, "learner-b-board-403")
+        finally:
+            browser.close()
+
+    # make grade grades the counted attempt (the last): A's auto-graded cells in full.
+    make_grade(settings, LIVE_ASSIGNMENT, graded="1/1")
+    scores = CourseHarness(settings.course_root).scores(LIVE_ASSIGNMENT)[learner_a]
+    full = CourseHarness(settings.course_root).max_scores(LIVE_ASSIGNMENT)
+    auto = set(fixed.cells)
+    assert {cell: scores[cell] for cell in auto} == {cell: full[cell] for cell in auto}
