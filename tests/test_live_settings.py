@@ -20,7 +20,7 @@ WRONG = {
     ),
     "misspelt_key": (
         'c.LiveGrading.per_assignment = {"ch3_multihead": {"min_intervall": 30}}',
-        "c.LiveGrading.per_assignment['ch3_multihead']: unknown setting 'min_intervall'",
+        "c.LiveGrading.per_assignment['ch3_multihead']: 모르는 설정 'min_intervall'",
     ),
     "no_attempt_allowed": (
         'c.LiveGrading.per_assignment = {"ch4_cross_attention": {"max_attempts": 0}}',
