@@ -45,6 +45,9 @@ BIN = Path(sys.executable).parent
 # With the "zero" penalty a late notebook loses all its points, so a grader that missed
 # the due date or the extension writes another gradebook.
 DUE = "2026-11-20 09:02:30 UTC"
+# Dask's connect timeout (make grade's to reach a scheduler, or reach it again), shortened
+# where a test waits on a scheduler that is not there: the default 30 s tells no more.
+SHORT_CONNECT = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
 EXTENSION = timedelta(minutes=10)
 
 
@@ -356,7 +359,7 @@ def test_the_scheduler_gone_is_said_plainly_and_a_rerun_finishes_the_class(
         run = subprocess.Popen(
             command,
             cwd=course.root,
-            env=env,
+            env={**env, **SHORT_CONNECT},  # the lost scheduler is given up on sooner
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -395,7 +398,9 @@ def test_plain_tcp_beyond_loopback_is_refused_and_a_missing_scheduler_is_said_pl
     folder = course.root / "submitted" / "someone" / course.assignments()[0]
     folder.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), folder / "x.ipynb")
-    run = course.grade("--scheduler", f"tcp://127.0.0.1:{free_port()}", check=False)
+    run = course.grade(
+        "--scheduler", f"tcp://127.0.0.1:{free_port()}", check=False, env=SHORT_CONNECT
+    )
     assert run.returncode == 3, run.stdout[-2000:] + run.stderr[-2000:]
     assert "스케줄러" in run.stderr and "연결하지 못했습니다" in run.stderr
 

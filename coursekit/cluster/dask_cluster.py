@@ -123,6 +123,16 @@ def security(root: Path):
     )
 
 
+def connect_timeout() -> float:
+    """Seconds to reach a running scheduler, and to reach it again once lost: Dask's own
+    `distributed.comm.timeouts.connect` (30 s unless set, e.g. by
+    DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=10s)."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    return parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s")
+
+
 @contextlib.contextmanager
 def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool):
     """A distributed Client: to `scheduler`, or to a LocalCluster of `workers` processes."""
@@ -133,7 +143,7 @@ def client_for(root: Path, scheduler: str | None, workers: int, dashboard: bool)
         scheme = check_address(scheduler)
         kwargs = {"security": security(root)} if scheme == "tls" else {}
         try:
-            client = Client(scheduler, timeout=30, **kwargs)
+            client = Client(scheduler, timeout=connect_timeout(), **kwargs)
         except (OSError, TimeoutError) as error:
             unreached = _(
                 "Could not connect to the scheduler {scheduler} ({error_type}: {error}). "
