@@ -80,8 +80,9 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 
 test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite
 	@# Each xdist_group grades its class once on one worker; the slowest units start first
-	@# (tests/conftest.py orders them), not the ones with the most tests.
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
+	@# (tests/conftest.py orders them), not the ones with the most tests. The 25 slowest
+	@# steps are printed at the end: what SLOWEST_FIRST and a cut of CI time start from.
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder --durations=25
 
 # The tests that grade no whole class: the notebooks, checks, catalog in process, the sandbox,
 # one learner graded end to end with its feedback. CI runs them again on Python 3.13.
