@@ -192,14 +192,14 @@ def find_submissions(root: Path, assignments, students) -> list[tuple[str, str]]
     return found
 
 
-def put_counted_in_place(root: Path, args) -> str:
+def put_counted_in_place(root: Path, config, args) -> str:
     """Each live learner's counted attempt in submitted/; the line saying so ("" when no
     learner was graded live: a class that never ran make live is graded as collected)."""
     if not attempts.any_record(root):
         return ""
     from coursekit.live import counted
 
-    placed = counted.put_in_place(root, load_config(root), args.assignments, args.student or ())
+    placed = counted.put_in_place(root, config, args.assignments, args.student or ())
     if not placed.learners:
         return ""
     line = ngettext(
@@ -261,15 +261,16 @@ def main(argv=None) -> int:
             return 2
     from coursekit.live.policy import check_settings  # with counted's imports: when used
 
+    config = load_config(root)  # the course's, read once: checked, then the counted attempts'
     try:
-        check_settings(load_config(root))
+        check_settings(config)
     except TraitError as error:
         print(_("Grading did not start: {error}").format(error=error), file=sys.stderr)
         return 2
     course = gradebook.course_settings(root)
     db_url = gradebook.with_busy_timeout(course.db_url)
     if not args.as_collected:
-        counted_line = put_counted_in_place(root, args)
+        counted_line = put_counted_in_place(root, config, args)
         if counted_line:
             print(counted_line)
     tasks = find_submissions(root, set(args.assignments), set(args.student or ()))

@@ -153,14 +153,13 @@ def answer_rows(nb, resources) -> list[AnswerRow]:
         score, state = _score(cell), states.get(cells.grade_id(cell))
         if score is None or state == WAITING:
             points, text = _("not graded yet"), _("Written answer: a TA grades it.")
-        elif state == LEFT_BLANK:
-            points = f"{_points(score)} / {_points(_max(cell))}"
-            text = _(
-                "Written answer: handed in as released, so no points; write it and submit again."
-            )
         else:
             points = f"{_points(score)} / {_points(_max(cell))}"
-            text = _("Written answer: graded by a TA.")
+            text = (
+                _("Written answer: handed in as released, so no points; write it and submit again.")
+                if state == LEFT_BLANK
+                else _("Written answer: graded by a TA.")
+            )
         comment = cell.metadata.get("nbgrader", {}).get("comment")
         rows.append(AnswerRow(cells.grade_id(cell) or "", points, text, bool(comment)))
     return rows

@@ -33,7 +33,7 @@ from coursekit.exchange.collect import last_before
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
 
 COUNTED = ("last", "best")
-LEAST = {"min_interval": 0, "max_attempts": 1}  # per_assignment's numbers, as the traits'
+OVERRIDDEN = ("min_interval", "max_attempts", "counted")  # what per_assignment may set
 
 
 @dataclass(frozen=True)
@@ -67,20 +67,20 @@ class LiveGrading(Configurable):
             if not isinstance(own, dict):
                 raise TraitError(_("{setting}: not a dict of settings").format(setting=setting))
             for key, value in own.items():
+                where = f"{setting}[{key!r}]"
+                if key not in OVERRIDDEN:
+                    message = _("{setting}: unknown setting {key!r} (known: {known})")
+                    known = ", ".join(OVERRIDDEN)
+                    raise TraitError(message.format(setting=setting, key=key, known=known))
                 if key == "counted":
                     if value not in COUNTED:
                         unknown = _("{setting}: {rule!r} is neither 'last' nor 'best'")
-                        raise TraitError(
-                            unknown.format(setting=f"{setting}['counted']", rule=value)
-                        )
-                elif key not in LEAST:
-                    known = ", ".join([*LEAST, "counted"])
-                    message = _("{setting}: unknown setting {key!r} (known: {known})")
-                    raise TraitError(message.format(setting=setting, key=key, known=known))
-                elif isinstance(value, bool) or not isinstance(value, int) or value < LEAST[key]:
+                        raise TraitError(unknown.format(setting=where, rule=value))
+                    continue
+                least = self.traits()[key].min  # the class-wide setting's own bound
+                if isinstance(value, bool) or not isinstance(value, int) or value < least:
                     message = _("{setting}: {value!r} is not a whole number of at least {least}")
-                    where = f"{setting}[{key!r}]"
-                    raise TraitError(message.format(setting=where, value=value, least=LEAST[key]))
+                    raise TraitError(message.format(setting=where, value=value, least=least))
         return proposal["value"]
 
     def limits(self, assignment: str) -> tuple[int, int]:
