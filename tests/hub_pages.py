@@ -64,20 +64,30 @@ def menu_bar(page: Page) -> list[str]:
     return page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
 
 
+def new_page(browser, **options) -> Page:
+    """A page in a browser context of its own (its own cookies), as a person in Korea opens."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900}, locale="ko-KR", **options
+    )
+    context.set_default_timeout(60_000)
+    return context.new_page()
+
+
+def submit_login(page: Page, user: str, password: str) -> None:
+    """The hub's login form, filled and sent."""
+    page.fill("#username_input", user)
+    page.fill("#password_input", password)
+    page.click("#login_submit")
+
+
 def log_in_to_service(browser, base: str, path: str, user: str, password: str) -> Page:
     """A browser context of its own opening a hub service's page (`path`, e.g. a bookmark
     of the TA board): the hub's login, then its OAuth back to the page; no server of the
     account's own is started."""
-    context = browser.new_context(
-        viewport={"width": 1280, "height": 900}, locale="ko-KR", timezone_id="Asia/Seoul"
-    )
-    context.set_default_timeout(60_000)
-    page = context.new_page()
+    page = new_page(browser, timezone_id="Asia/Seoul")
     page.goto(f"{base}{path}")
     page.wait_for_url(re.compile(r".*/hub/login.*"))
-    page.fill("#username_input", user)
-    page.fill("#password_input", password)
-    page.click("#login_submit")
+    submit_login(page, user, password)
     page.wait_for_url(re.compile(f"{re.escape(base + path)}(\\?.*)?$"), timeout=LONG)
     return page
 
@@ -85,16 +95,12 @@ def log_in_to_service(browser, base: str, path: str, user: str, password: str) -
 def log_in(browser, base: str, user: str, password: str, locale: str | None = None) -> Page:
     """A browser context of its own (its own cookies), logged in, JupyterLab loaded.
     `locale`: the language this account's JupyterLab is set up to speak."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="ko-KR")
-    context.set_default_timeout(60_000)
-    page = context.new_page()
+    page = new_page(browser)
     _LABELS[id(page)] = Labels(locale)
     errors = _CONSOLE.setdefault(id(page), [])
     page.on("console", lambda message: message.type == "error" and errors.append(message.text))
     page.goto(f"{base}/hub/login")
-    page.fill("#username_input", user)
-    page.fill("#password_input", password)
-    page.click("#login_submit")
+    submit_login(page, user, password)
     page.wait_for_url(re.compile(r".*/user/[^/]+/lab.*"), timeout=LONG)
     page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=LONG)

@@ -3,15 +3,13 @@ and `make grade` before anything starts: exit status 2 and one line naming the s
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from coursekit.cluster import __main__ as make_grade
 from coursekit.live import __main__ as make_live
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.course_sandbox import CourseSandbox
 
 WRONG = {
     "counted_unknown": (
@@ -41,9 +39,7 @@ WRONG = {
 @pytest.fixture
 def course(tmp_path) -> Path:
     """The course's config and sources, in a folder of its own (nothing graded yet)."""
-    shutil.copy(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
-    shutil.copytree(REPO / "source", tmp_path / "source")
-    return tmp_path
+    return CourseSandbox(tmp_path).root
 
 
 @pytest.mark.parametrize("command", [make_live, make_grade], ids=["make_live", "make_grade"])
