@@ -12,7 +12,7 @@ import re
 import time
 from pathlib import Path
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 # The HTML viewer of the tab in front (the other tabs' widgets carry lm-mod-hidden).
@@ -338,16 +338,31 @@ def disabled_lab_extensions(page: Page) -> set[str]:
 
 def open_feedback(page: Page, nth: int = 0, assignment: str | None = None):
     """Assignments tab's "(view feedback)" (of the `nth` submission, of `assignment`'s when
-    given) selects the page in the file browser; opening it shows it in JupyterLab's HTML
-    viewer. Returns the viewer's frame."""
+    given) takes the file browser to that submission's feedback folder, named by its
+    timestamp; opening the page there shows it in JupyterLab's HTML viewer. Returns the
+    viewer's frame."""
     open_assignment_list(page)  # an earlier page's viewer may have taken its place
     rows = (
-        submissions(page, assignment) if assignment else page.locator("#submitted_assignments_list")
+        submissions(page, assignment)
+        if assignment
+        else page.locator("#submitted_assignments_list .nested_list_item")
     )
-    rows.locator("a", has_text="view feedback").nth(nth).click()
+    link = page.locator("a", has_text="view feedback")
+    row = rows.filter(has=link).nth(nth)
+    stamp = row.locator(".item_name").inner_text().split("(view feedback)")[0].strip()
+    row.locator("a", has_text="view feedback").click()
+    # Until the new folder is listed the browser still shows the last one, with its page of
+    # the same name selected (CI once opened the first submission's page for the second).
+    page.locator(".jp-FileBrowser .jp-BreadCrumbs", has_text=stamp).wait_for(timeout=LONG)
     selected = page.locator(".jp-DirListing-item.jp-mod-selected", has_text=".html")
     selected.wait_for(timeout=LONG)
     selected.dblclick()
+    # The tab in front is the page of this folder: its tooltip names the file's path.
+    page.locator(f"#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current[title*='{stamp}']").wait_for(
+        timeout=LONG
+    )
     frame = page.frame_locator(VISIBLE_VIEWER).first
-    frame.locator("body").wait_for(timeout=LONG)
+    # The viewer's frame holds an empty document until the page's text is put in (CI once
+    # read '' there): wait for text, not only for a body.
+    expect(frame.locator("body")).to_contain_text(re.compile(r"\S"), timeout=LONG)
     return frame
