@@ -18,6 +18,7 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from http.cookiejar import CookieJar
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -42,6 +43,8 @@ CELLS = {
 }
 FUNCTIONS = {ASSIGNMENT: CELLS}
 START = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+COURSE_ZONE = "Asia/Seoul"  # the served course's; the browser runs in another (BROWSER_ZONE)
+BROWSER_ZONE = "America/Los_Angeles"
 HOSTILE = '<img src=x onerror="document.title=1">'
 
 
@@ -182,7 +185,8 @@ def served(tmp_path):
     """A course root of its config (stuck_after) and ch3's source notebook (which cell tests
     which function), and the board on loopback."""
     (tmp_path / "nbgrader_config.py").write_text(
-        "c = get_config()\nc.LiveBoard.stuck_after = 2\n", encoding="utf-8"
+        f"c = get_config()\nc.LiveBoard.stuck_after = 2\nc.CourseKit.timezone = {COURSE_ZONE!r}\n",
+        encoding="utf-8",
     )
     shutil.copytree(REPO / "source" / ASSIGNMENT, tmp_path / "source" / ASSIGNMENT)
     thread = board_server.start(tmp_path)
@@ -278,7 +282,9 @@ def test_the_board_in_chromium_updates_without_a_reload(served):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 1000})
+            page = browser.new_page(
+                viewport={"width": 1200, "height": 1000}, timezone_id=BROWSER_ZONE
+            )
             errors = []
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -298,6 +304,12 @@ def test_the_board_in_chromium_updates_without_a_reload(served):
             assert page.evaluate("window.sameDocument") is True  # no reload, no navigation
             assert page.evaluate("window.coursekitBoard.updates") > updates
             assert "ann" not in page.locator(".stuck").inner_text()  # no longer stuck
+            # dan's submit, 10:05 UTC, as the course's clock reads it, not the browser's
+            dan = page.locator("tr", has_text="dan").last.inner_text()
+            course_time = (START + timedelta(minutes=5)).astimezone(ZoneInfo(COURSE_ZONE))
+            browser_time = (START + timedelta(minutes=5)).astimezone(ZoneInfo(BROWSER_ZONE))
+            assert course_time.strftime("%H:%M:%S") in dan, dan
+            assert browser_time.strftime("%H:%M:%S") not in dan, dan
             page.screenshot(path=str(SHOTS / "02-after-a-new-record.png"), full_page=True)
             assert errors == []  # the CSP refused nothing the page needs
         finally:

@@ -49,6 +49,7 @@ class BoardData:
         self.root = Path(root)
         course = Course(self.root)
         self.stuck_after = stuck_after or board.LiveBoard(config=course.config).stuck_after
+        self.zone = course.kit.timezone  # the page shows times in the course's zone
         self._functions: dict[str, dict[str, str]] = {}
         self._signature, self._body = None, b""
         self._lock = threading.Lock()
@@ -152,6 +153,7 @@ class PageHandler(Guarded, tornado.web.RequestHandler):
                 prefix=self.settings["board_prefix"],
                 poll=POLL_MILLISECONDS,
                 xsrf=self.poll_token(),
+                zone=self.settings["board_data"].zone,
             )
         )
 

@@ -71,9 +71,26 @@
     });
   }
 
+  // Times in the course's zone, written as the learners' notes write them
+  // (2026-12-03 19:05:00 GMT+9), not in the TA's browser's zone.
+  const clock = (() => {
+    const fields = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+      minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short" };
+    let format;
+    try {
+      format = new Intl.DateTimeFormat("en-US", { ...fields, timeZone: labels.zone || undefined });
+    } catch (error) { // a zone this browser does not know: its own
+      format = new Intl.DateTimeFormat("en-US", fields);
+    }
+    return (date) => {
+      const p = Object.fromEntries(format.formatToParts(date).map((x) => [x.type, x.value]));
+      return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
+    };
+  })();
+
   function when(iso) {
     const date = new Date(iso);
-    return isNaN(date) ? iso : date.toLocaleString();
+    return isNaN(date) ? iso : clock(date);
   }
 
   function section(a, stuckAfter) {
@@ -128,7 +145,7 @@
       } else if (response.status !== 304) {
         throw new Error(String(response.status));
       }
-      status.textContent = labels.updated + " " + new Date().toLocaleTimeString();
+      status.textContent = labels.updated + " " + clock(new Date());
       status.className = "muted";
     } catch (error) {
       status.textContent = labels.offline;
