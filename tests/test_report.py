@@ -272,3 +272,25 @@ def test_the_report_runs_no_learner_code_and_gives_the_demo_its_clusters(demo_ru
         assert "reshape_without_transpose" in again  # a catalogued diagnosis, from the records
         page = (out / f"{assignment}.html").read_text(encoding="utf-8")
         assert "첫 probe 사례의 출력: <code>" in page  # the cluster of the unknown mistake
+
+
+def test_exchange_notes_are_printable_and_a_bad_entry_is_skipped(tmp_path):
+    """The record's names are the learners': control characters come out escaped."""
+    from coursekit.exchange import record
+
+    path = tmp_path / "exchange_incidents.json"
+    entry = {"submission": "s", "path": "a\x1b[31m.html", "reason": "renamed"}
+    path.write_text(
+        json.dumps(
+            {
+                "ch3": {"ann": [entry, "not an entry", {"path": 3}], "bob": "nope", "cy": []},
+                "ch4": "nope",
+            }
+        ),
+        encoding="utf-8",
+    )
+    found = record.notes(str(path), "ch3")
+    assert found == {"ann": [record.Note("s", "a\\x1b[31m.html", "renamed")]}
+    assert record.notes(str(path), "ch4") == {} == record.notes(str(tmp_path / "none"), "ch3")
+    line = render.exchange_lines(data.LearnerResult("ann", 0, 0, 0, exchange=found["ann"]))
+    assert line == ["교환: a\\x1b[31m.html — renamed"]

@@ -10,20 +10,26 @@ holds a rendering name; each rename and cut is recorded with its Korean reason.
 
 from __future__ import annotations
 
+import csv
+import html
 import json
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from coursekit.authoring.release import venv_environment
 from coursekit.core import incidents
 from coursekit.exchange import record
 from coursekit.exchange.bound import LEFT_OUT
 from coursekit.exchange.names import kept_name, kept_path
 from coursekit.exchange.plain_copy import Budget, copy_folder
 from coursekit.simulate import submissions
+from coursekit.staff.report import render
 from tests.course_sandbox import CourseSandbox
 
 ASSIGNMENT = "ch3_multihead"
@@ -268,6 +274,48 @@ def test_each_rename_is_recorded_with_its_korean_reason(course, learner, renamed
     }
     assert set(found) == renamed
     assert all(kept_path(path) in reason for path, reason in found.items())
+
+
+def learner_block(table: str, learner: str) -> str:
+    """The terminal table's lines of one learner: its row and the indented lines under it."""
+    lines = table.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"  {learner} "))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if not lines[i].startswith("    ")), len(lines)
+    )
+    return "\n".join(lines[start:end])
+
+
+def test_the_ta_report_says_per_learner_what_the_exchange_renamed_or_left_out(course, tmp_path):
+    """The terminal table, the page and the CSV name each renamed file under its learner."""
+    sandbox, _ = course
+    run = subprocess.run(
+        [sys.executable, "-m", "coursekit.staff.report", ASSIGNMENT, "--root", str(sandbox.root),
+         "--out", str(tmp_path)],
+        env=venv_environment(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    table = run.stdout
+    renamed = sorted(n for n, kept in BESIDE.items() if not kept)
+    rows = list(csv.DictReader((tmp_path / f"{ASSIGNMENT}.csv").open(encoding="utf-8")))
+    page = (tmp_path / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+    for learner in ("collected", "hand", "zipper"):
+        recorded = exchange_record(sandbox, learner)
+        assert recorded, learner
+        listed = {r["cell"]: r["diagnosis"] for r in rows if r["student"] == learner
+                  and r["status"] == "교환에서 빠지거나 이름이 바뀜"}  # fmt: skip
+        assert listed == {e["path"]: e["reason"] for e in recorded}, learner
+        block = learner_block(table, learner)
+        shown = recorded[: render.EXCHANGE_SHOWN]
+        assert all(f"{e['path']} — {e['reason']}" in block for e in shown), block
+        assert all(f"⚠ 교환: {html.escape(e['path'])} — " in page for e in shown), learner
+        if len(recorded) > render.EXCHANGE_SHOWN:
+            more = f"⚠ 교환: … {len(recorded) - render.EXCHANGE_SHOWN}개 더"
+            assert more in block and more in page, block
+    assert {r["cell"] for r in rows if r["student"] == "collected" and r["cell"] in BESIDE} >= set(
+        renamed
+    )
+    assert "<script" not in page  # the page shows names and reasons as text
 
 
 def note_incidents(sandbox, learner: str) -> list[str]:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
+
+from coursekit.exchange.plain_copy import shown
 
 DEFAULT_PATH = "reports/exchange_incidents.json"  # under the course root
 
@@ -55,3 +58,36 @@ def read(path: str) -> dict:
             return json.load(fh)
     except (OSError, ValueError):
         return {}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One entry of the record, as text safe to print: the record is the staff's, but its
+    submission and file names are the learners' own."""
+
+    submission: str
+    path: str  # "" when the entry is about the whole submission
+    reason: str
+
+    @classmethod
+    def of(cls, entry) -> Note | None:
+        if not isinstance(entry, dict):
+            return None
+        texts = [entry.get(k) for k in ("submission", "path", "reason")]
+        if not all(isinstance(t, str) for t in texts):
+            return None
+        return cls(*(shown(t) for t in texts))
+
+
+def notes(path: str, assignment: str) -> dict[str, list[Note]]:
+    """Learner -> what the exchange left out of or renamed in their `assignment`."""
+    report = read(path)
+    learners = report.get(assignment) if isinstance(report, dict) else None
+    if not isinstance(learners, dict):
+        return {}
+    found = {}
+    for student, entries in learners.items():
+        kept = [n for n in map(Note.of, entries if isinstance(entries, list) else []) if n]
+        if isinstance(student, str) and kept:
+            found[student] = kept
+    return found

@@ -16,6 +16,8 @@ from coursekit.checks.verdict import Verdict, describe_case_record
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course
 from coursekit.core.messages import _
+from coursekit.exchange import record
+from coursekit.exchange.collect import SafeExchangeCollect
 
 
 @dataclass
@@ -70,6 +72,7 @@ class LearnerResult:
     manual_cells: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # answer-cell sources, read, never run
     name: str = ""  # "Last, First" from the gradebook (the roster), as formgrader shows it
+    exchange: list[record.Note] = field(default_factory=list)  # left out or renamed
 
     @property
     def late(self) -> bool:
@@ -92,6 +95,7 @@ class AssignmentData:
 def read_assignment(root: Path, assignment: str) -> AssignmentData:
     course = Course(root)
     notebook = Path(course.notebook_name(assignment)).stem
+    exchange = exchange_notes(course, assignment)
     with course.gradebook() as gb:
         nb = gb.find_notebook(notebook, assignment)
         autograded_points = {c.name: c.max_score for c in nb.grade_cells if c.cell_type == "code"}
@@ -104,6 +108,7 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
                 student, submission.score, submission.max_score, submission.total_seconds_late
             )
             result.name = full_name(submission.student)
+            result.exchange = exchange.get(student, [])
             # One read of the learner's autograded notebook serves every question below.
             autograded = course.autograded_notebook(student, assignment)
             errors, verdicts = cells.error_texts(autograded), cells.verdict_records(autograded)
@@ -124,6 +129,13 @@ def read_assignment(root: Path, assignment: str) -> AssignmentData:
             result.answers = answer_code(autograded)
             learners.append(result)
     return AssignmentData(assignment, autograded_points, manual, learners)
+
+
+def exchange_notes(course: Course, assignment: str) -> dict[str, list[record.Note]]:
+    """What the exchange's collect (and autograde's bound) recorded per learner, from where
+    the course's config says it records it."""
+    where = SafeExchangeCollect(config=course.config).record_path
+    return record.notes(str(course.root / where), assignment)
 
 
 def full_name(student) -> str:

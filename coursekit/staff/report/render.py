@@ -22,12 +22,33 @@ WRONG = N_("wrong")
 NOT_IMPLEMENTED = N_("not implemented")
 WAITING_FOR_TA = N_("waiting for a TA")
 NOT_IN_CATALOG = N_("a mistake not in the catalog")
+EXCHANGE = N_("left out or renamed by the exchange")
+EXCHANGE_SHOWN = 5  # lines per learner in the terminal and the page; the CSV has them all
 
 CSV_COLUMNS = [
     "assignment", "student", "late", "score", "max_score", "cell", "status",
     "cell_score", "cell_max", "function", "misconception", "misconception_title",
     "seed", "case", "diagnosis", "cluster",
 ]  # fmt: skip
+
+
+def exchange_lines(learner) -> list[str]:
+    """What the exchange did to the learner's files, the first EXCHANGE_SHOWN, then a count."""
+    lines = [
+        _("exchange: {path} — {reason}").format(path=n.path, reason=n.reason)
+        if n.path
+        else _("exchange: {reason}").format(reason=n.reason)
+        for n in learner.exchange[:EXCHANGE_SHOWN]
+    ]
+    rest = len(learner.exchange) - EXCHANGE_SHOWN
+    if rest > 0:
+        more = ngettext(
+            "exchange: … {count} more (the CSV lists them all)",
+            "exchange: … {count} more (the CSV lists them all)",
+            rest,
+        )
+        lines.append(more.format(count=rest))
+    return lines
 
 
 def numbered(clusters: list[Cluster]) -> list[tuple[str, Cluster]]:
@@ -109,10 +130,13 @@ def terminal(
         late = " " + _("(late)") if learner.late else ""
         pad = " " * (width + 2 - display_width(learner.label))  # Korean names are wide
         head = f"  {learner.label}{pad} {learner.score:>5g}/{total:g}{late}"
+        exchange = [("      ⚠ " + line)[:170] for line in exchange_lines(learner)]
         if learner.student in view.unimplemented.nothing:
             lines.append(f"{head}  " + _("not implemented: no function is implemented"))
+            lines += exchange
             continue
         lines.append(head)
+        lines += exchange
         stubs = unimplemented_cells(view, learner.student)
         if stubs:
             functions = ", ".join(view.unimplemented.of(learner.student))
@@ -174,6 +198,8 @@ def write_csv(path: Path, data: AssignmentData, clusters: list[Cluster], view: O
                 writer.writerow(
                     [*base, cell, _(WAITING_FOR_TA), "", data.manual.get(cell, ""), *[""] * 7]
                 )
+            for note in learner.exchange:  # cell: the file ("" for the whole submission)
+                writer.writerow([*base, note.path, _(EXCHANGE), *[""] * 7, note.reason, ""])
 
 
 STYLE = """
@@ -334,6 +360,7 @@ def learner_table(data: AssignmentData, clusters: list[Cluster], view: Overview)
                 "stub_cells": len(stubs),
                 "failures": failures,
                 "manual_cells": learner.manual_cells,
+                "exchange": exchange_lines(learner),
                 "all_passed": not (nothing or stub_functions or failures or learner.manual_cells),
             }
         )
