@@ -22,11 +22,7 @@ def update(path: str, assignment: str, incidents: dict[str, list[dict]]) -> None
     Each entry is {"submission": inbound folder name, "path": file inside it
     ("" for the whole submission), "reason": Korean}.
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            report = json.load(fh)
-    except (OSError, ValueError):
-        report = {}
+    report = read(path)
     if not isinstance(report, dict):
         report = {}
     learners = report.setdefault(assignment, {})
@@ -45,9 +41,7 @@ def add(path: str, assignment: str, student: str, entries: list[dict]) -> None:
     """Add entries to a learner's, keeping theirs (an entry already there is not doubled)."""
     if not entries:
         return
-    report = read(path)
-    learners = report.get(assignment) if isinstance(report, dict) else None
-    old = learners.get(student) if isinstance(learners, dict) else None
+    old = learners_of(path, assignment).get(student)
     old = old if isinstance(old, list) else []
     update(path, assignment, {student: old + [e for e in entries if e not in old]})
 
@@ -58,6 +52,14 @@ def read(path: str) -> dict:
             return json.load(fh)
     except (OSError, ValueError):
         return {}
+
+
+def learners_of(path: str, assignment: str) -> dict:
+    """The record's learner -> entries of `assignment`, {} when the file has none (or no
+    such shape)."""
+    report = read(path)
+    learners = report.get(assignment) if isinstance(report, dict) else None
+    return learners if isinstance(learners, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -81,12 +83,8 @@ class Note:
 
 def notes(path: str, assignment: str) -> dict[str, list[Note]]:
     """Learner -> what the exchange left out of or renamed in their `assignment`."""
-    report = read(path)
-    learners = report.get(assignment) if isinstance(report, dict) else None
-    if not isinstance(learners, dict):
-        return {}
     found = {}
-    for student, entries in learners.items():
+    for student, entries in learners_of(path, assignment).items():
         kept = [n for n in map(Note.of, entries if isinstance(entries, list) else []) if n]
         if isinstance(student, str) and kept:
             found[student] = kept
