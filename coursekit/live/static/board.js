@@ -71,8 +71,8 @@
     });
   }
 
-  // Times in the course's zone, written as the learners' notes write them
-  // (2026-12-03 19:05:00 GMT+9), not in the TA's browser's zone.
+  // Times in the course's zone, not the TA's browser's, laid out as the learners' notes
+  // lay them out; the zone by its offset (2026-12-03 19:05:00 GMT+9; the notes say KST).
   const clock = (() => {
     const fields = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
       minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short" };
