@@ -166,7 +166,7 @@ postgresql:  ## install Debian's postgresql when missing (needs root)
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends postgresql; }
 
-# The SLURM grading test (tests/slurm_host.py) starts a private one-host SLURM from Debian's
+# The SLURM grading test (tests/support/slurm_host.py) starts a private one-host SLURM from Debian's
 # packages: slurm-wlm (slurmctld, slurmd, the client commands) and munge.
 slurm:  ## install Debian's slurm-wlm and munge when missing (needs root)
 	@command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null \

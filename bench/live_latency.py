@@ -1,7 +1,7 @@
 """`make bench ARGS="--live"`: how long a learner waits for the live service's feedback.
 
 A course copy of its own (build/bench/live/, `c.LiveGrading.min_interval = 0`)
-and real local accounts (prefix `tpb-`, removed at the end; tests/live_class.py,
+and real local accounts (prefix `tpb-`, removed at the end; tests/support/live_class.py,
 as the live tests make them) submitting with nbgrader's own exchange submit
 while `coursekit live -j N` runs:
 
@@ -140,8 +140,8 @@ def latency_line(name: str, values: list[float], target: str) -> str:
 
 
 def measure(work: Path, burst: int, alone: int, jobs: int) -> str:
-    from tests.live_class import live_class, released_course, stop
-    from tests.test_exchange_untrusted import ASSIGNMENT
+    from tests.support.live_class import live_class, released_course, stop
+    from tests.support.untrusted_class import ASSIGNMENT
 
     roles = ["alone", *(f"b{i:02d}" for i in range(burst))]
     folder = work / "live"

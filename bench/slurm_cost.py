@@ -1,6 +1,6 @@
 """What grading on SLURM jobs costs against a LocalCluster: `make bench ARGS="--slurm"`.
 
-On a private one-host SLURM (tests/slurm_host.py: Debian's slurmctld and
+On a private one-host SLURM (tests/support/slurm_host.py: Debian's slurmctld and
 slurmd on this machine, so the jobs compete for the same cores as a
 LocalCluster's workers), each run measures both ways, alternately (the first
 way of a run is the second of the next, so a machine that drifts favours
@@ -95,7 +95,7 @@ def compare(template, work: Path, runs: int, jobs: int, pristine) -> str:
     import pytest
 
     from coursekit.cluster import dask_cluster, slurm
-    from tests.slurm_host import slurm_host
+    from tests.support.slurm_host import slurm_host
 
     notebooks = sum(1 for _ in (template.root / "submitted").glob("*/*/*.ipynb"))
     measured = {way: {name: [] for name in MEASURES} for way in WAYS}

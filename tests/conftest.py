@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.demo_class import DemoRun, shared_demo_run
+from tests.support.demo_class import DemoRun, shared_demo_run
 
 # Work units (an xdist_group, or one ungrouped test's module) that take longest, longest
 # first. `make test` runs pytest-xdist with --dist loadgroup --no-loadscope-reorder: a worker

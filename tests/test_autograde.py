@@ -21,8 +21,8 @@ from coursekit.checks.declared import checks_of
 from coursekit.checks.verdict import Verdict
 from coursekit.simulate import submissions
 from coursekit.simulate.harness import CourseHarness
-from tests import same_results
-from tests.course_sandbox import CourseSandbox
+from tests.support import same_results
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(a for a in catalogs() if (ROOT / "source" / a).is_dir())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 
 from coursekit.sandbox import bridge
 from coursekit.sandbox.inside import wire
+from tests.support.bridge_client import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,23 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # the decoded header's objects.
 MEMORY_BOUND = bridge.SESSION_REPLY_BYTES + wire.MAX_FRAME_BYTES + (64 << 20)
 
-# Runs the grader's boot code with a get_ipython() of its own, as the kernel would.
-KERNEL = """
-import sys, types
-planted = sys.argv[1]
-if planted:
-    module = types.ModuleType("coursekit_bridge")
-    exec(compile(planted, "<planted>", "exec"), module.__dict__)
-    sys.modules["coursekit_bridge"] = module
-namespace = {"split_heads": lambda M, h: M.reshape(M.shape[0], h, -1).transpose(1, 0, 2)}
-import numpy as np
-def attend(n):
-    return helper(np.ones((1, n, 1)), np.ones((1, n, 1)))
-namespace["attend"] = attend
-shell = types.SimpleNamespace(user_ns=namespace)
-code = sys.stdin.read()
-exec(code, {"get_ipython": lambda: shell, "__builtins__": __builtins__})
-"""
 
 # A planted kernel half that answers every call with `REPLY` (results and blobs).
 PLANTED = """
@@ -100,35 +83,13 @@ def REPLY(calls):
 )
 
 
-class Client:
-    """What a Session needs of a kernel client: `execute` starts the fake kernel on the code.
-
-    It admits the kernel's process to `the_bridge`, as SandboxedExecute admits the sandbox.
-    `leak_to`, if given, is a socket that learns the session's token before the kernel runs.
-    """
-
-    def __init__(self, planted: str, the_bridge: bridge.Bridge, leak_to=None):
-        self.planted, self.bridge, self.leak_to, self.kernel = planted, the_bridge, leak_to, None
-
-    def execute(self, code, **kw):
-        if self.leak_to is not None:
-            self.leak_to.sendall(re.search(r'"token": \x27(\w+)\x27', code)[1].encode())
-        self.kernel = subprocess.Popen(
-            [sys.executable, "-c", KERNEL, self.planted], stdin=subprocess.PIPE, text=True
-        )
-        self.bridge.admit(os.geteuid(), self.kernel.pid)
-        self.kernel.stdin.write(code)
-        self.kernel.stdin.close()
-        return "msg"
-
-
 # The grader's side, in a process of its own: calls split_heads `calls` times in one
 # session, keeping every result (as a test cell may), and prints what happened.
 GRADER = """
 import json, sys, time
 import numpy as np
 from coursekit.sandbox import bridge
-from tests.test_bridge_bounds import Client
+from tests.support.bridge_client import Client
 
 def status(field):
     for line in open("/proc/self/status"):

@@ -29,7 +29,7 @@ import pytest
 
 from coursekit.sandbox import bridge
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from coursekit.checks.declared import checks_of
-from tests.catalog_support import all_entries, catalogs, run_hidden_checks
-from tests.notebook_namespace import notebook_namespace, source_notebook
+from tests.support.catalog_support import all_entries, catalogs, run_hidden_checks
+from tests.support.notebook_namespace import notebook_namespace, source_notebook
 
 MISTAKES = all_entries("mistake")
 VARIANTS = all_entries("variant")

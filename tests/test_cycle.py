@@ -1,4 +1,4 @@
-"""`make demo`'s whole cycle, run once in a scratch course (tests/demo_class.py)."""
+"""`make demo`'s whole cycle, run once in a scratch course (tests/support/demo_class.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from coursekit.core.course import Course
 from coursekit.simulate import submissions
 from coursekit.simulate.demo import simulated_class
 from coursekit.simulate.harness import CourseHarness
-from tests import same_results
-from tests.demo_class import GROUP, ROOT, DemoRun
+from tests.support import same_results
+from tests.support.demo_class import GROUP, ROOT, DemoRun
 
 pytestmark = pytest.mark.xdist_group(GROUP)
 ASSIGNMENTS = Course(ROOT).assignments()

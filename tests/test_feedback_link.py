@@ -22,7 +22,7 @@ from traitlets.config import Config
 
 from coursekit.core.course import Course
 from coursekit.learner.feedback_link import FeedbackLinkList, configure
-from tests.demo_class import GROUP, ROOT, DemoRun
+from tests.support.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENT = "ch3_multihead"
 STUDENT = "learner-03"

@@ -10,15 +10,10 @@ from pathlib import Path
 import pytest
 
 from coursekit.core.course import Course
-from tests.demo_class import GROUP, DemoRun
-from tests.lab_server import running_lab
+from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.demo_class import GROUP, DemoRun
+from tests.support.lab_server import running_lab
 
-CHROMIUM = Path("/usr/bin/chromium")
-# Flags that let Chromium run headless as root with no network of its own.
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
 LEARNER = "learner-04"  # a catalog mistake: failing cells and a manual cell waiting
 

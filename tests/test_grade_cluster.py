@@ -20,60 +20,28 @@ import signal
 import subprocess
 import sys
 import threading
-from datetime import timedelta
 from pathlib import Path
 
 import nbformat
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from catalog import catalogs
 from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook
-from coursekit.cluster.driver import LEDGER
 from coursekit.core import incidents
 from coursekit.core.incidents import WORKER_LOST
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
+from tests.support.cluster_class import build_class, ledger
+from tests.support.course_sandbox import CourseSandbox
 
 pytestmark = pytest.mark.xdist_group("grade_cluster")
 
 BIN = Path(sys.executable).parent
 
 
-# Submissions from 09:03 on are late; the last learner has an extension of ten minutes.
-# With the "zero" penalty a late notebook loses all its points, so a grader that missed
-# the due date or the extension writes another gradebook.
-DUE = "2026-11-20 09:02:30 UTC"
 # Dask's connect timeout (make grade's to reach a scheduler, or reach it again), shortened
 # where a test waits on a scheduler that is not there: the default 30 s tells no more.
 SHORT_CONNECT = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
-EXTENSION = timedelta(minutes=10)
-
-
-def build_class(path: Path) -> CourseSandbox:
-    sandbox = CourseSandbox(path)
-    assignment = sandbox.assignments()[0]
-    sandbox.generate(assignment)
-    sandbox.run("db", "assignment", "add", assignment, f"--duedate={DUE}")
-    with (sandbox.root / "nbgrader_config.py").open("a", encoding="utf-8") as config:
-        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
-    release, source = sandbox.release_notebook(assignment), sandbox.source_notebook(assignment)
-    learners = {
-        "reference": submissions.fill(release, source),
-        "blank-release": submissions.fill(release, source, blank=True),
-    }
-    for mistake in catalogs()[assignment].mistakes[:3]:
-        learners[mistake.student_id] = submissions.fill(
-            release, source, replace={mistake.function: mistake.source}
-        )
-    for minute, (student, nb) in enumerate(learners.items()):
-        folder = sandbox.submit(student, assignment, nb)
-        (folder / "timestamp.txt").write_text(f"2026-11-20 09:{minute:02d}:00.000000 UTC")
-    with sandbox.gradebook() as gb:
-        gb.update_or_create_student(student)
-        gb.update_or_create_submission(assignment, student, extension=EXTENSION)
-    return sandbox
 
 
 def test_the_class_has_a_late_learner_and_one_saved_by_an_extension(stock):
@@ -88,11 +56,6 @@ def test_the_class_has_a_late_learner_and_one_saved_by_an_extension(stock):
         extended = [s.student.id for s in gb.assignment_submissions(stock.assignments()[0])]
         extended = [s for s in extended if gb.find_submission(stock.assignments()[0], s).extension]
     assert len(extended) == 1 and extended[0] not in late, (extended, late)
-
-
-def ledger(course: CourseSandbox) -> list[tuple]:
-    with course.gradebook() as gb:
-        return sorted(tuple(row) for row in gb.db.execute(LEDGER.select()))
 
 
 def autograded_files(course: CourseSandbox) -> dict[str, tuple[int, bytes]]:

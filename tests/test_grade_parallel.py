@@ -22,7 +22,7 @@ from coursekit.authoring.release import venv_environment
 from coursekit.autograde import once_per_notebook
 from coursekit.cluster import gradebook
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 

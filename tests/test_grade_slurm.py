@@ -1,5 +1,5 @@
 """`make grade --slurm` on a real SLURM: Debian's slurmctld and slurmd on this host alone
-(tests/slurm_host.py).
+(tests/support/slurm_host.py).
 
 The private SLURM itself first: a batch job runs on its one node, and when the
 host is torn down no job, job step or daemon of it is left. Then the class of
@@ -30,8 +30,8 @@ import pytest
 
 from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook, slurm
-from tests.slurm_host import processes_of, slurm_host
-from tests.test_grade_cluster import build_class, ledger
+from tests.support.cluster_class import build_class, ledger
+from tests.support.slurm_host import processes_of, slurm_host
 
 pytestmark = pytest.mark.xdist_group("slurm")
 
@@ -69,7 +69,7 @@ def test_a_job_runs_on_the_private_slurm_and_nothing_of_it_is_left(tmp_path):
 
 # ---------------------------------------------------------------- a class graded on SLURM
 
-# The daemons tests/slurm_host.py starts (slurmctld forks slurmscriptd): what may be left
+# The daemons tests/support/slurm_host.py starts (slurmctld forks slurmscriptd): what may be left
 # while the host is up.
 DAEMONS = ("munged ", "slurmctld ", "slurmd ", ": slurmscriptd")
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.autograde import once_per_notebook
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -42,7 +42,6 @@ from coursekit.core import incidents
 from coursekit.exchange import names
 from coursekit.sandbox import cgroup, policy
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
 from tests.hostile import (
     ASSIGNMENT,
     SPLIT_HEADS_LOSSES,
@@ -52,6 +51,7 @@ from tests.hostile import (
     scenarios,
     submit,
 )
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = scenarios()

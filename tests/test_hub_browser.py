@@ -47,9 +47,9 @@ from coursekit.live import attempts
 from coursekit.lms import roster
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.server import INERT
-from tests import hub_pages as ui
-from tests.hub_answers import answered_cells
-from tests.test_staff_views_inert import Listener, attack, beside, open_file
+from tests.support import hub_pages as ui
+from tests.support.file_attacks import Listener, attack, beside, open_file
+from tests.support.hub_answers import answered_cells
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")

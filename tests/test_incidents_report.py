@@ -10,7 +10,7 @@ from coursekit.cluster.driver import Driver
 from coursekit.core import incidents
 from coursekit.core.incidents import Incident
 from coursekit.staff.report import data
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 
 def test_regrading_one_learner_keeps_the_others_incidents(tmp_path):

@@ -26,7 +26,7 @@ from coursekit.staff.server import (
     transform_for,
     trusted_hashes,
 )
-from tests.lab_server import running_lab
+from tests.support.lab_server import running_lab
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "source").glob("*/*.ipynb"))

@@ -14,7 +14,7 @@ from catalog import catalogs
 from coursekit.authoring.release import venv_environment
 from coursekit.core.course import contract_functions
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"

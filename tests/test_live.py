@@ -1,7 +1,7 @@
 """`make live` against a class of real local accounts (coursekit/live/, issue 31).
 
 A scratch course and exchange as tests/test_exchange_untrusted.py makes them
-(accounts `tpx-…`, removed at the end; tests/live_class.py): each learner
+(accounts `tpx-…`, removed at the end; tests/support/live_class.py): each learner
 submits with nbgrader's own exchange submit while `coursekit live` runs as
 the instructor, and fetches what it released with nbgrader's own
 fetch_feedback. Then the service is SIGKILLed while it
@@ -25,7 +25,7 @@ import pytest
 from coursekit.cluster.task import read_submission
 from coursekit.live import attempts
 from coursekit.simulate import submissions
-from tests.live_class import (
+from tests.support.live_class import (
     WAIT,
     WRONG,
     Live,
@@ -38,7 +38,7 @@ from tests.live_class import (
     stop,
     wait_for,
 )
-from tests.test_exchange_untrusted import ASSIGNMENT, NOTEBOOK, reference_lines
+from tests.support.untrusted_class import ASSIGNMENT, NOTEBOOK, reference_lines
 
 pytestmark = pytest.mark.xdist_group("live")
 

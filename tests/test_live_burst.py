@@ -1,7 +1,7 @@
 """`make live` under a class's burst (issue 31 item 5): real accounts, all at once.
 
 A learner's slow attempt (a cell that sleeps) is taken first; then a class of
-BURST learners (real local accounts, tests/live_class.py) submits at once while
+BURST learners (real local accounts, tests/support/live_class.py) submits at once while
 the service runs, and is answered while the slow one runs. The service is
 SIGKILLed in the middle of the burst; each learner resubmits while it is down
 (the attempt policy's interval 0, so every submit is graded), and it is started
@@ -22,7 +22,7 @@ import pytest
 from coursekit.cluster.task import read_submission
 from coursekit.live import attempts
 from coursekit.simulate import submissions
-from tests.live_class import (
+from tests.support.live_class import (
     graded_lines,
     handled,
     live_class,
@@ -31,7 +31,7 @@ from tests.live_class import (
     stop,
     wait_for,
 )
-from tests.test_exchange_untrusted import ASSIGNMENT
+from tests.support.untrusted_class import ASSIGNMENT
 
 pytestmark = pytest.mark.xdist_group("live")
 

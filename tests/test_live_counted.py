@@ -23,7 +23,7 @@ from traitlets.config import Config
 
 from coursekit.live import attempts
 from coursekit.live.policy import LiveGrading
-from tests.live_class import (
+from tests.support.live_class import (
     Live,
     handled,
     live_class,
@@ -32,7 +32,7 @@ from tests.live_class import (
     stop,
     wait_for,
 )
-from tests.test_exchange_untrusted import ASSIGNMENT
+from tests.support.untrusted_class import ASSIGNMENT
 
 pytestmark = pytest.mark.xdist_group("live")
 

@@ -9,7 +9,7 @@ import pytest
 
 from coursekit.cluster import __main__ as make_grade
 from coursekit.live import __main__ as make_live
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 WRONG = {
     "counted_unknown": (

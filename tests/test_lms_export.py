@@ -34,7 +34,7 @@ from nbgrader.api import Gradebook
 from coursekit.authoring.release import nbgrader, venv_environment
 from coursekit.core.course import Course
 from coursekit.lms import roster
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 PREFIX = "tp-"
 ROSTER = """\

@@ -21,11 +21,11 @@ from traitlets import TraitError
 
 from coursekit.core import incidents, messages
 from coursekit.core.course import CourseKit
+from tests.support.hangul import HANGUL
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "coursekit"
 LOCALE = LIBRARY / "locale"
-HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]")
 KEYWORDS = {"_", "ngettext", "N_"}
 PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}|%\((\w+)\)")
 

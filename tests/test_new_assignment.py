@@ -24,8 +24,8 @@ import pytest
 from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
 from coursekit.simulate import submissions
-from tests.authored_notebooks import nbgrader_cell, python_notebook
-from tests.course_sandbox import CourseSandbox
+from tests.support.authored_notebooks import nbgrader_cell, python_notebook
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 NEW = "zz_double"

@@ -1,7 +1,7 @@
 """A class graded in parallel by `make grade` into a real PostgreSQL gradebook.
 
 The fixture starts a throwaway PostgreSQL server on 127.0.0.1 (installing
-Debian's package when missing, see tests/postgres_server.py) and points the
+Debian's package when missing, see tests/support/postgres_server.py) and points the
 course at it with COURSE_GRADEBOOK_URL, as a deployment with several graders
 would. Every grade of every learner is then checked.
 """
@@ -17,8 +17,8 @@ import pytest
 from catalog import catalogs
 from coursekit.authoring.release import venv_environment
 from coursekit.simulate import submissions
-from tests import postgres_server
-from tests.course_sandbox import CourseSandbox
+from tests.support import postgres_server
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"

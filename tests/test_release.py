@@ -16,7 +16,7 @@ import grader_tests
 import solutions
 from coursekit.authoring import sync
 from coursekit.core.course import contract_functions
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "source").iterdir() if p.is_dir())

@@ -16,7 +16,7 @@ from coursekit.simulate.demo import UNKNOWN_MISTAKES, simulated_class
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.report import clusters as grouping
 from coursekit.staff.report import data, overview, render, summary
-from tests.demo_class import GROUP, ROOT, DemoRun
+from tests.support.demo_class import GROUP, ROOT, DemoRun
 
 ASSIGNMENTS = Course(ROOT).assignments()
 

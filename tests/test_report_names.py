@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from coursekit.learner.diagnosis import display_width
 from coursekit.staff.report import overview, render, summary
 from coursekit.staff.report.data import AssignmentData, LearnerResult, full_name
-from tests.course_sandbox import ROOT
+from tests.support.course_sandbox import ROOT
 
 
 def test_full_name_from_the_gradebook():

@@ -31,8 +31,8 @@ from coursekit.core import messages
 from coursekit.core.course import CourseKit
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.harness import CourseHarness
-from tests.authored_notebooks import nbgrader_cell, python_notebook
-from tests.test_messages import HANGUL
+from tests.support.authored_notebooks import nbgrader_cell, python_notebook
+from tests.support.hangul import HANGUL
 
 pytestmark = pytest.mark.xdist_group("second_course")
 

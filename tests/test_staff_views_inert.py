@@ -22,14 +22,11 @@ formgrader_outputs.png, formgrader_math.png, feedback.png) to look at.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import nbformat
 import pytest
@@ -37,9 +34,10 @@ from nbconvert import HTMLExporter
 
 from coursekit.authoring.release import venv_environment
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
-from tests.lab_server import running_lab
-from tests.test_formgrader_browser import CHROMIUM, FLAGS
+from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.course_sandbox import CourseSandbox
+from tests.support.file_attacks import Listener, attack, beside, open_file, payload, settle
+from tests.support.lab_server import running_lab
 
 ASSIGNMENT, NOTEBOOK = "ch3_multihead", "multihead"
 HONEST, PLAIN_MISTAKE, ATTACKER = "honest-01", "mistake-02", "mallory-03"
@@ -62,36 +60,6 @@ plt.imshow(np.eye(4), cmap="Blues")
 plt.title("heatmap")
 plt.show()
 """
-
-
-def payload(port: int, where: str) -> str:
-    """JavaScript that tells the listener it ran, then tries the instructor's APIs."""
-    return (
-        (
-            "(function(w){var b='http://127.0.0.1:PORT/beacon/'+w;"
-            "try{new Image().src=b}catch(e){}try{navigator.sendBeacon(b)}catch(e){}"
-            "try{fetch(b,{mode:'no-cors'})}catch(e){}"
-            "var x=decodeURIComponent((document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||'');"
-            "var h={'X-XSRFToken':x,'Content-Type':'application/json'};"
-            "var m=location.pathname.match(/^(.*)\\/formgrader\\/submissions\\/([^\\/]+)/);"
-            "var base=m?m[1]:'';"
-            "if(m){fetch(base+'/formgrader/api/grades?submission_id='+m[2]).then(function(r){"
-            "return r.json()}).then(function(gs){gs.forEach(function(g){"
-            "fetch(base+'/formgrader/api/grade/'+g.id,{method:'PUT',headers:h,"
-            "body:JSON.stringify({manual_score:g.max_score,extra_credit:1})})})})}"
-            "fetch(base+'/api/contents/pwned_'+w+'.txt',{method:'PUT',headers:h,"
-            "body:JSON.stringify({type:'file',format:'text',content:'pwned'})});"
-            "})('WHERE')"
-        )
-        .replace("PORT", str(port))
-        .replace("WHERE", where)
-    )
-
-
-def attack(port: int, where: str) -> str:
-    """HTML with the payload twice: a <script> and an <img onerror>."""
-    js = payload(port, where)
-    return f'<script>{js}</script><img src="x" onerror="{js.replace(chr(34), "&quot;")}">'
 
 
 def minimal_pdf(js: str) -> bytes:
@@ -195,33 +163,6 @@ def with_shown_cell(nb):
     return nb
 
 
-class Listener:
-    """A loopback HTTP server that records every request (the beacons)."""
-
-    def __init__(self):
-        hits = self.hits = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def _record(self):
-                hits.append(self.path)
-                self.send_response(204)
-                self.send_header("Access-Control-Allow-Origin", "*")
-                self.end_headers()
-
-            do_GET = do_POST = do_PUT = do_OPTIONS = _record  # noqa: N815
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def grades(course) -> dict[str, tuple]:
     """grade id -> (auto, manual, extra credit) of the attacker, from the gradebook."""
     with course.gradebook() as gb:
@@ -265,14 +206,6 @@ def submission_id(course, student: str) -> str:
         return gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student).id
 
 
-def settle(page, listener, seconds: float = 2.0) -> None:
-    """Let a page's scripts (if any ran) reach the listener."""
-    # A page still loading something is judged all the same.
-    with contextlib.suppress(Exception):
-        page.wait_for_load_state("networkidle", timeout=15_000)
-    time.sleep(seconds)
-
-
 def visible(page, selector: str) -> bool:
     return page.locator(selector).first.is_visible()
 
@@ -289,33 +222,6 @@ def math_rendered(page) -> int:
     return page.evaluate(
         "() => document.querySelectorAll('span.MathJax, div.MathJax_Display, mjx-container').length"
     )
-
-
-def beside(folder) -> list[str]:
-    """The names of the files beside the notebook in `folder`, as they reached it."""
-    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".ipynb")
-
-
-def open_file(page, listener, url: str, **goto) -> str | None:
-    """Goes to `url` and lets any script run: the suggested name if the browser downloads
-    it, None if it shows a page."""
-    from playwright.sync_api import Error
-
-    downloads = []
-
-    def downloaded(download):
-        downloads.append(download.suggested_filename)
-
-    page.on("download", downloaded)
-    try:
-        page.goto(url, **goto)
-    except Error as error:  # a download aborts the navigation, and says so
-        if "Download is starting" not in str(error) and not downloads:
-            raise
-        downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
-    settle(page, listener, 0.5)
-    page.remove_listener("download", downloaded)
-    return downloads[0] if downloads else None
 
 
 def test_the_payload_is_live_outside_the_staff_views(staff_class, tmp_path):

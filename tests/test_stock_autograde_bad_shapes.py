@@ -15,7 +15,6 @@ from __future__ import annotations
 import pytest
 
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
 from tests.hostile import (
     ASSIGNMENT,
     SPLIT_HEADS_LOSSES,
@@ -24,6 +23,7 @@ from tests.hostile import (
     scenarios,
     submit,
 )
+from tests.support.course_sandbox import CourseSandbox
 
 # Sorted before "reference" and WRONG_LEARNER, so stock autograde meets them first.
 BAD = (

@@ -30,7 +30,7 @@ from coursekit.exchange.names import kept_name, kept_path
 from coursekit.exchange.plain_copy import Budget, copy_folder
 from coursekit.simulate import submissions
 from coursekit.staff.report import render
-from tests.course_sandbox import CourseSandbox
+from tests.support.course_sandbox import CourseSandbox
 
 ASSIGNMENT = "ch3_multihead"
 NOTEBOOK = "multihead.ipynb"

@@ -17,7 +17,7 @@ from coursekit.checks import core, reproduce
 from coursekit.checks.declared import checks_of
 from coursekit.core.course import Course
 from grader_tests import ch3_multihead
-from tests.demo_class import ROOT
+from tests.support.demo_class import ROOT
 
 SEEDED = [
     pytest.param(seeded, id=f"{assignment}-{seed}")

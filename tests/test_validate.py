@@ -33,8 +33,8 @@ from coursekit.core.course import contract_functions
 from coursekit.core.messages import _
 from coursekit.learner import validation
 from coursekit.simulate import submissions
-from tests.course_sandbox import CourseSandbox
-from tests.notebook_namespace import notebook_namespace
+from tests.support.course_sandbox import CourseSandbox
+from tests.support.notebook_namespace import notebook_namespace
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"

@@ -19,7 +19,7 @@ from coursekit.checks.core import compare
 from coursekit.checks.declared import checks_of
 from coursekit.checks.verdict import CheckFailedError, Verdict
 from coursekit.staff.report import data
-from tests.notebook_namespace import notebook_namespace
+from tests.support.notebook_namespace import notebook_namespace
 
 MISTAKES = all_entries("mistake")
 

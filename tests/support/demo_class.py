@@ -21,7 +21,7 @@ from pathlib import Path
 
 from coursekit.authoring.release import venv_environment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GROUP = "demo_cycle"
 
 

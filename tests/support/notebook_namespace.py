@@ -21,7 +21,7 @@ import numpy as np
 
 from coursekit.core.course import contract_functions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETUP_GRADE_ID = "seed_setup"
 
 

@@ -1,7 +1,7 @@
 """A class of real local accounts and `coursekit live` runs on it: what the live tests
 (tests/test_live.py, tests/test_live_burst.py) and `make bench ARGS=--live` share.
 
-A scratch course and exchange as tests/test_exchange_untrusted.py makes them
+A scratch course and exchange as tests/support/untrusted_class.py makes them
 (accounts `tpx-…`, or the prefix a caller gives, removed at the end): each
 learner submits with nbgrader's own exchange submit (the course's class, in a
 fork that has become their account: the course's interpreter lives under
@@ -31,8 +31,8 @@ from coursekit.cluster.driver import LEDGER
 from coursekit.live import attempts
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor
-from tests.course_sandbox import CourseSandbox
-from tests.test_exchange_untrusted import (
+from tests.support.course_sandbox import CourseSandbox
+from tests.support.untrusted_class import (
     ASSIGNMENT,
     NOTEBOOK,
     Class,

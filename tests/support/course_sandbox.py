@@ -12,7 +12,7 @@ from pathlib import Path
 
 from coursekit.simulate.harness import CourseHarness
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class CourseSandbox(CourseHarness):

@@ -1,0 +1,1 @@
+"""What the test modules share: a test module imports these, never another test module."""
