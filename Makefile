@@ -78,20 +78,25 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	echo "make: $(VENV) runs $$want"
 
 
-test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite
-	@# Each xdist_group grades its class once on one worker; the slowest units start first
-	@# (tests/conftest.py orders them), not the ones with the most tests. The 25 slowest
-	@# steps are printed at the end: what SLOWEST_FIRST and a cut of CI time start from.
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder --durations=25
+# pytest-xdist on 2 workers, one work unit (an xdist_group: one graded class) per worker at
+# a time, longest first by tests/durations.json (tests/conftest.py orders them).
+PYTEST_XDIST := $(BIN)/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
 
-# The tests that grade no whole class: the notebooks, checks, catalog in process, the sandbox,
-# one learner graded end to end with its feedback. CI runs them again on Python 3.13.
-FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,catalog_in_process tolerance verdicts \
-  source_notebooks release incidents_report python_env sandbox warm_kernels cell_runner \
-  learner_facing inert shapes lab_language docs bench_record same_outputs bench_slurm_cost \
-  bench_live_latency live_settings))
+test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite
+	@# The 25 slowest steps are printed at the end: where a cut of the suite's time starts.
+	$(PYTEST_XDIST) --durations=25
+
+# The tests that grade no whole class and need no browser, hub, SLURM or PostgreSQL: chosen by
+# the markers of pyproject.toml, which each test module sets. CI runs them again on 3.13.
+FAST_MARKERS := not class_graded and not browser and not hub and not slurm and not postgres
 test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them on 3.13 too)
-	$(BIN)/python -m pytest -n 2 $(FAST_TESTS)
+	$(PYTEST_XDIST) -m "$(FAST_MARKERS)"
+
+# After a change of the suite's shape (a new module, a class graded another way): the whole
+# suite, each work unit's wall time written into tests/durations.json, which orders `make test`.
+.PHONY: durations
+durations: venv bubblewrap chromium postgresql slurm  ## run the whole suite and record each unit's time in tests/durations.json
+	$(PYTEST_XDIST) --record-durations
 
 lint: venv  ## ruff check and format check
 	$(BIN)/ruff check .

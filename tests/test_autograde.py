@@ -24,6 +24,8 @@ from coursekit.simulate.harness import CourseHarness
 from tests.support import same_results
 from tests.support.course_sandbox import CourseSandbox
 
+pytestmark = [pytest.mark.class_graded, pytest.mark.cluster]
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = sorted(a for a in catalogs() if (ROOT / "source" / a).is_dir())
 REFERENCE, BLANK = "reference", "blank-release"

@@ -25,6 +25,8 @@ from coursekit.sandbox import bridge
 from coursekit.sandbox.inside import wire
 from tests.support.bridge_client import Client
 
+pytestmark = [pytest.mark.sandbox]
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The bound docs/security.md states: one session's replies, one frame in flight, and

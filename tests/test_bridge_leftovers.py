@@ -23,6 +23,8 @@ import pytest
 
 from coursekit.sandbox import bridge, leftover_folders, policy, warm
 
+pytestmark = [pytest.mark.sandbox]
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The grader's side, stopped where the case says: it prints its folder, then waits.

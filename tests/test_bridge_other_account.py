@@ -35,7 +35,11 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"
 LEARNERS = ("honest_a", "honest_b")
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: it makes an account")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: it makes an account"),
+    pytest.mark.sandbox,
+    pytest.mark.root,
+]
 
 # Started as root: for each socket path read from stdin, two children that become the
 # other account and try to connect (by the path, and through a descriptor root opened),

@@ -21,6 +21,8 @@ from coursekit.core import incidents
 from coursekit.sandbox import runner_client, warm
 from coursekit.sandbox.runner_client import Dropped, RunnerBrokenError, RunnerClient
 
+pytestmark = [pytest.mark.sandbox]
+
 
 @pytest.fixture(scope="module", params=["bwrap", "warm"])
 def launch(request):

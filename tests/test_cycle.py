@@ -14,7 +14,7 @@ from coursekit.simulate.harness import CourseHarness
 from tests.support import same_results
 from tests.support.demo_class import GROUP, ROOT, DemoRun
 
-pytestmark = pytest.mark.xdist_group(GROUP)
+pytestmark = [pytest.mark.xdist_group(GROUP), pytest.mark.class_graded]
 ASSIGNMENTS = Course(ROOT).assignments()
 SECRETS = ("HIDDEN TESTS", "hidden_checks", "grader_tests", "BEGIN SOLUTION", "solutions.")
 

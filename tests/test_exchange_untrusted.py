@@ -48,6 +48,8 @@ from tests.support.untrusted_class import (
     shared_folders,
 )
 
+pytestmark = [pytest.mark.class_graded, pytest.mark.cluster, pytest.mark.root]
+
 ROLES = (
     "honest",  # the reference, as stock nbgrader submit hands it in
     "wrong",  # a catalog mistake, as stock nbgrader submit hands it in; the planter's victim

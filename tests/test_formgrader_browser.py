@@ -17,7 +17,7 @@ from tests.support.lab_server import running_lab
 ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
 LEARNER = "learner-04"  # a catalog mistake: failing cells and a manual cell waiting
 
-pytestmark = pytest.mark.xdist_group(GROUP)
+pytestmark = [pytest.mark.xdist_group(GROUP), pytest.mark.class_graded, pytest.mark.browser]
 
 
 @pytest.fixture

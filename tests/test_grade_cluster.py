@@ -34,7 +34,11 @@ from coursekit.simulate import submissions
 from tests.support.cluster_class import build_class, ledger
 from tests.support.course_sandbox import CourseSandbox
 
-pytestmark = pytest.mark.xdist_group("grade_cluster")
+pytestmark = [
+    pytest.mark.xdist_group("grade_cluster"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 BIN = Path(sys.executable).parent
 

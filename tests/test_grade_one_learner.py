@@ -29,7 +29,11 @@ ON_TIME = "2026-11-20 08:00:00.000000 UTC"
 LATE = "2026-11-21 10:00:00.000000 UTC"
 MANUAL_CELL = "why_256_answer"
 
-pytestmark = pytest.mark.xdist_group("grade_one_learner")
+pytestmark = [
+    pytest.mark.xdist_group("grade_one_learner"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 
 def snapshot(course: CourseSandbox, student: str) -> dict:

@@ -26,7 +26,11 @@ from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.xdist_group("grade_parallel")
+pytestmark = [
+    pytest.mark.xdist_group("grade_parallel"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 
 def build_class(path: Path) -> CourseSandbox:

@@ -33,7 +33,13 @@ from coursekit.cluster import dask_cluster, gradebook, slurm
 from tests.support.cluster_class import build_class, ledger
 from tests.support.slurm_host import processes_of, slurm_host
 
-pytestmark = pytest.mark.xdist_group("slurm")
+pytestmark = [
+    pytest.mark.xdist_group("slurm"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.slurm,
+    pytest.mark.root,
+]
 
 # A deadline for a job to run, far beyond the second it takes; not a measurement.
 JOB_DEADLINE = 60

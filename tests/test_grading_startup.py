@@ -24,7 +24,11 @@ from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.xdist_group("grading_startup")
+pytestmark = [
+    pytest.mark.xdist_group("grading_startup"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 PROBE = """
 import json, sys

@@ -68,7 +68,12 @@ SECRET_FOLDERS = ("grader_tests", "solutions")
 MIN_SECRET_LINE = 20
 DISK_GROWTH_LIMIT = 100 * 2**20
 
-pytestmark = pytest.mark.xdist_group("hostile")
+pytestmark = [
+    pytest.mark.xdist_group("hostile"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.sandbox,
+]
 
 
 class DiskWatch:

@@ -79,7 +79,14 @@ c.LiveBoard.stuck_after = 2
 """
 BOARD = f"/services/{board_service.SERVICE}/"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.hub,
+    pytest.mark.browser,
+    pytest.mark.root,
+]
 
 
 def free_ports(count: int) -> int:

@@ -12,7 +12,11 @@ import pytest
 from coursekit.hub import __main__ as hub_cli
 from coursekit.hub import accounts
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="make hub needs root")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="make hub needs root"),
+    pytest.mark.hub,
+    pytest.mark.root,
+]
 
 BAD_ROSTER = (
     "id,이름,email,lms_id\n"

@@ -40,7 +40,12 @@ from tests.support.live_class import (
 )
 from tests.support.untrusted_class import ASSIGNMENT, NOTEBOOK, reference_lines
 
-pytestmark = pytest.mark.xdist_group("live")
+pytestmark = [
+    pytest.mark.xdist_group("live"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.root,
+]
 
 KILL_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
 FLOOD = 4  # submits in a row by one learner

@@ -27,7 +27,7 @@ from coursekit.hub.board_service import SERVICE
 from coursekit.live import attempts, board, board_server
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
 
-pytestmark = pytest.mark.xdist_group("live_board")
+pytestmark = [pytest.mark.xdist_group("live_board"), pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")

@@ -33,7 +33,12 @@ from tests.support.live_class import (
 )
 from tests.support.untrusted_class import ASSIGNMENT
 
-pytestmark = pytest.mark.xdist_group("live")
+pytestmark = [
+    pytest.mark.xdist_group("live"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.root,
+]
 
 BURST = 12
 ROLES = tuple(f"l{i:02d}" for i in range(BURST))

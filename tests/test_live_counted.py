@@ -34,7 +34,12 @@ from tests.support.live_class import (
 )
 from tests.support.untrusted_class import ASSIGNMENT
 
-pytestmark = pytest.mark.xdist_group("live")
+pytestmark = [
+    pytest.mark.xdist_group("live"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.root,
+]
 
 ROLES = ("comeback", "slipper", "offline")
 PUT = "인정되는 제출물 (c.LiveGrading.counted): 실시간 채점을 받은 학습자 2명 중 {put}명의"

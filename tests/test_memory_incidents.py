@@ -16,6 +16,8 @@ from coursekit.autograde.execute import SandboxedExecute
 from coursekit.core import incidents
 from coursekit.sandbox import cgroup, warm
 
+pytestmark = [pytest.mark.sandbox]
+
 CAP_MB = 1536  # of address space per process too: the kernel alone holds ~850 MiB of it
 
 FORGED = 'raise MemoryError("이 칸이 커널 메모리 한도(1536 MiB)를 넘었습니다.")'

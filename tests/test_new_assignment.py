@@ -27,6 +27,8 @@ from coursekit.simulate import submissions
 from tests.support.authored_notebooks import nbgrader_cell, python_notebook
 from tests.support.course_sandbox import CourseSandbox
 
+pytestmark = [pytest.mark.class_graded]
+
 ROOT = Path(__file__).resolve().parent.parent
 NEW = "zz_double"
 PACKAGES = ("solutions", "grader_tests", "catalog")

@@ -23,7 +23,12 @@ from tests.support.course_sandbox import CourseSandbox
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"
 
-pytestmark = pytest.mark.xdist_group("postgres")
+pytestmark = [
+    pytest.mark.xdist_group("postgres"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+    pytest.mark.postgres,
+]
 
 
 def submit_class(course: CourseSandbox):

@@ -24,6 +24,8 @@ from coursekit.sandbox.inside import wire
 from coursekit.sandbox.kernel import SandboxMixin
 from coursekit.sandbox.learner_kernel import LearnerKernel
 
+pytestmark = [pytest.mark.sandbox]
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

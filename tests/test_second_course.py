@@ -34,7 +34,11 @@ from coursekit.simulate.harness import CourseHarness
 from tests.support.authored_notebooks import nbgrader_cell, python_notebook
 from tests.support.hangul import HANGUL
 
-pytestmark = pytest.mark.xdist_group("second_course")
+pytestmark = [
+    pytest.mark.xdist_group("second_course"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 ASSIGNMENT = "vectors"
 COURSE_ID = "intro-numpy"

@@ -39,6 +39,8 @@ from tests.support.course_sandbox import CourseSandbox
 from tests.support.file_attacks import Listener, attack, beside, open_file, payload, settle
 from tests.support.lab_server import running_lab
 
+pytestmark = [pytest.mark.class_graded, pytest.mark.browser]
+
 ASSIGNMENT, NOTEBOOK = "ch3_multihead", "multihead"
 HONEST, PLAIN_MISTAKE, ATTACKER = "honest-01", "mistake-02", "mallory-03"
 MISTAKE = (

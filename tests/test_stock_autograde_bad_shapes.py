@@ -34,7 +34,7 @@ BAD = (
     "newer_schema_version",  # with nbgrader's own sanitize list, no one after it was graded
 )
 
-pytestmark = pytest.mark.xdist_group("stock_autograde_bad_shapes")
+pytestmark = [pytest.mark.xdist_group("stock_autograde_bad_shapes"), pytest.mark.class_graded]
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,8 @@ from coursekit.simulate import submissions
 from coursekit.staff.report import render
 from tests.support.course_sandbox import CourseSandbox
 
+pytestmark = [pytest.mark.class_graded]
+
 ASSIGNMENT = "ch3_multihead"
 NOTEBOOK = "multihead.ipynb"
 PAGE = b"<html><script>document.title = 'learner'</script></html>\n"

@@ -85,7 +85,11 @@ CASES = {
     "never-returns": {"mha_param_count": NEVER_RETURNS},
 }
 
-pytestmark = pytest.mark.xdist_group("validate_class")
+pytestmark = [
+    pytest.mark.xdist_group("validate_class"),
+    pytest.mark.class_graded,
+    pytest.mark.cluster,
+]
 
 
 def plain(text: str) -> str:

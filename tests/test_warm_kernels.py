@@ -18,7 +18,11 @@ from coursekit.sandbox import kernel as kernel_module
 from coursekit.sandbox import policy, seccomp, warm
 from coursekit.sandbox.learner_kernel import LearnerKernel
 
-pytestmark = pytest.mark.skipif(not warm.supported(), reason="warm kernels need root")
+pytestmark = [
+    pytest.mark.skipif(not warm.supported(), reason="warm kernels need root"),
+    pytest.mark.sandbox,
+    pytest.mark.root,
+]
 
 
 @pytest.fixture(autouse=True)
