@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import session_cache
 from tests.support.demo_class import DemoRun, shared_demo_run
 
 # Each work unit's wall time (seconds) in a recorded run of the whole suite: an xdist_group,
@@ -34,6 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"write each work unit's wall time in this run into {DURATIONS.name}"
         " (units not run keep theirs); make durations runs the whole suite so",
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory) -> None:
+    """Where tests/support keeps what the session makes once (session_cache.made_once)."""
+    session_cache.SHARED = session_cache.shared_base(tmp_path_factory) / "session-cache"
+    session_cache.SHARED.mkdir(exist_ok=True)
 
 
 @pytest.fixture(scope="session")

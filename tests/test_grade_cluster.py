@@ -31,7 +31,7 @@ from coursekit.cluster import dask_cluster, gradebook
 from coursekit.core import incidents
 from coursekit.core.incidents import WORKER_LOST
 from coursekit.simulate import submissions
-from tests.support.cluster_class import build_class, ledger
+from tests.support.cluster_class import build_class, ledger, stock_graded_class
 from tests.support.course_sandbox import CourseSandbox
 
 pytestmark = [
@@ -72,9 +72,7 @@ def autograded_files(course: CourseSandbox) -> dict[str, tuple[int, bytes]]:
 
 @pytest.fixture(scope="module")
 def stock(tmp_path_factory):
-    course = build_class(tmp_path_factory.mktemp("stock"))
-    course.autograde(course.assignments()[0])
-    return course
+    return stock_graded_class(tmp_path_factory.mktemp("stock"))  # the session's, read only
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ import pytest
 
 from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook, slurm
-from tests.support.cluster_class import build_class, ledger
+from tests.support.cluster_class import build_class, ledger, stock_graded_class
 from tests.support.slurm_host import processes_of, slurm_host
 
 pytestmark = [
@@ -104,9 +104,7 @@ def host(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stock(tmp_path_factory):
-    course = build_class(tmp_path_factory.mktemp("stock"))
-    course.autograde(course.assignments()[0])
-    return course
+    return stock_graded_class(tmp_path_factory.mktemp("stock"))  # the session's, read only
 
 
 @pytest.fixture(scope="module")

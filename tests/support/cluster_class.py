@@ -1,14 +1,22 @@
 """The small class tests/test_grade_cluster.py and tests/test_grade_slurm.py grade, and
-what a run left in its ledger."""
+what a run left in its ledger.
+
+The class is built once a session and copied into each folder that asks for it, and
+graded once a session with stock `nbgrader autograde`: the gradebook both modules'
+make grade runs are compared with, read only.
+"""
 
 from __future__ import annotations
 
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
 from catalog import catalogs
 from coursekit.cluster.driver import LEDGER
 from coursekit.simulate import submissions
+from coursekit.simulate.harness import CourseHarness
+from tests.support import session_cache
 from tests.support.course_sandbox import CourseSandbox
 
 # Submissions from 09:03 on are late; the last learner has an extension of ten minutes.
@@ -19,6 +27,30 @@ EXTENSION = timedelta(minutes=10)
 
 
 def build_class(path: Path) -> CourseSandbox:
+    """The class, ungraded, in `path` (an empty or missing folder)."""
+    built = session_cache.made_once("cluster-class", build_class_in)
+    if built is None:
+        return build_class_in(path)
+    shutil.copytree(built, path, symlinks=True, dirs_exist_ok=True)
+    return CourseSandbox.existing(path)
+
+
+def stock_graded_class(path: Path) -> CourseHarness:
+    """The class graded by stock `nbgrader autograde`: the session's one copy, read only
+    (made in `path` when no session shares one)."""
+
+    def grade(folder: Path) -> None:
+        course = build_class(folder)
+        course.autograde(course.assignments()[0])
+
+    graded = session_cache.made_once("cluster-class-stock", grade)
+    if graded is None:
+        grade(path)
+        graded = path
+    return CourseHarness(graded)
+
+
+def build_class_in(path: Path) -> CourseSandbox:
     sandbox = CourseSandbox(path)
     assignment = sandbox.assignments()[0]
     sandbox.generate(assignment)
