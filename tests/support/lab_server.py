@@ -49,7 +49,7 @@ def running_lab(
                 except OSError:
                     assert server.poll() is None, log_path.read_text()
                     assert time.monotonic() < deadline, f"jupyter {app} did not start"
-                    time.sleep(1)
+                    time.sleep(0.25)
             yield base, token
         finally:
             server.terminate()
