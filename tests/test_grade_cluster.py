@@ -28,10 +28,10 @@ import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook
 from coursekit.cluster.driver import LEDGER
 from coursekit.core import incidents
+from coursekit.core.environment import venv_environment
 from coursekit.core.incidents import WORKER_LOST
 from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox

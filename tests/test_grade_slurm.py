@@ -28,8 +28,8 @@ from pathlib import Path
 import dask
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook, slurm
+from coursekit.core.environment import venv_environment
 from tests.slurm_host import processes_of, slurm_host
 from tests.test_grade_cluster import build_class, ledger
 

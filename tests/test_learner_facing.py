@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.core.course import contract_functions
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from coursekit import __main__ as cli
-from coursekit.authoring.release import venv_environment
 from coursekit.checks.declared import checks_of
 from coursekit.cluster import bundle
 from coursekit.core.course import Course, CourseKit, NoCourseError, find_root
+from coursekit.core.environment import venv_environment
 from coursekit.hub.settings import HubSettings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.core import cells as course_cells
 from coursekit.core.course import Course, contract_functions
+from coursekit.core.environment import venv_environment
 from coursekit.simulate.demo import UNKNOWN_MISTAKES, simulated_class
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.report import clusters as grouping

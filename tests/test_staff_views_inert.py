@@ -35,7 +35,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.course_sandbox import CourseSandbox
 from tests.lab_server import running_lab

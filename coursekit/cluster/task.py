@@ -25,13 +25,9 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from coursekit.cluster.bundle import (
-    DEFINITIONS_DB,
-    CourseBundle,
-    safe_relative,
-    use_environment_bin,
-)
+from coursekit.cluster.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
 from coursekit.core import incidents, messages
+from coursekit.core.environment import use_environment_bin
 from coursekit.core.incidents import Incident
 from coursekit.core.messages import _
 from coursekit.exchange import plain_copy

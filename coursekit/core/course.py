@@ -23,8 +23,8 @@ from traitlets import TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 from traitlets.config.loader import PyFileConfigLoader
 
-from coursekit.authoring.release import nbgrader
 from coursekit.core import messages
+from coursekit.core.environment import nbgrader
 
 CONFIG_FILE = "nbgrader_config.py"
 

@@ -7,8 +7,6 @@ root's nbgrader_config.py, but without starting an interpreter per command.
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 from sqlalchemy.exc import SAWarning
 
 from coursekit.core.course import load_config
+from coursekit.core.environment import use_environment_bin
 
 
 def course_config(root: Path):
@@ -30,10 +29,7 @@ def course_config(root: Path):
 
 class Instructor:
     def __init__(self, root: Path):
-        # Kernels and alembic are found by name: this interpreter's bin/ comes first.
-        bin_dir = str(Path(sys.executable).parent)
-        if not os.environ.get("PATH", "").startswith(bin_dir):
-            os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+        use_environment_bin()  # kernels and alembic are run by name
         self.config = course_config(root)
         coursedir = CourseDirectory(config=self.config)
         authenticator = Authenticator(config=self.config)

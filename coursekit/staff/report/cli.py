@@ -11,13 +11,13 @@ no learner code: the clusters come from the verdicts' probe records.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
 from coursekit.core.course import Course, add_root_argument
+from coursekit.core.environment import use_environment_bin
 from coursekit.core.messages import _, ngettext
 from coursekit.staff.report import clusters as grouping
 from coursekit.staff.report import data, overview, render, summary
@@ -69,8 +69,7 @@ def main(argv=None) -> int:
         ),
     )
     args = parser.parse_args(argv)
-    # nbgrader runs alembic by name when it opens a new gradebook.
-    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
+    use_environment_bin()  # nbgrader runs alembic by name when it opens a new gradebook
     if args.no_probe:
         print(_("--no-probe is no longer used: the report runs no learner code."), file=sys.stderr)
     course = Course(args.root)
