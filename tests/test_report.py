@@ -25,7 +25,7 @@ def released_answers(assignment: str) -> dict[str, str]:
     """function -> its answer cell as learners get it (the stub)."""
     nb = Course(ROOT).release_notebook(assignment)
     answers = [c.source for c in nb.cells if course_cells.is_code_answer(c)]
-    return {overview.diagnosis.defined_function(a): a for a in answers}
+    return {course_cells.defined_function(a): a for a in answers}
 
 
 def small_class() -> data.AssignmentData:
