@@ -39,6 +39,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.log import get_logger
 
+from coursekit.core.course import load_config
 from coursekit.core.messages import _
 from coursekit.exchange import reasons, record
 from coursekit.exchange.collect import course_budget
@@ -109,8 +110,6 @@ def _bound(notebooks, note: bool) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _config(root: str, mtime_ns: int) -> Config:
-    from coursekit.core.course import load_config
-
     return load_config(root)
 
 

@@ -30,6 +30,7 @@ from coursekit.core.course import Course, CourseKit, add_root_argument
 from coursekit.core.messages import _, ngettext
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor
+from coursekit.staff.report.cli import main as report_main
 
 CATALOG_MISTAKES = 4
 
@@ -201,8 +202,6 @@ def main(argv=None) -> int:
     print(f"== {whole}\n", flush=True)
     if args.no_report:
         return 0
-
-    from coursekit.staff.report.cli import main as report_main
 
     return report_main(["--root", str(args.root), *assignments])
 
