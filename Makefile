@@ -10,6 +10,8 @@ BIN := $(VENV)/bin
 # not (setuptools leaves data files out of it), so `make venv` copies it.
 SERVER_CONFIG := jupyter_server_config.d/coursekit.json
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
+# The learners' JupyterLab extension (coursekit/learner/labextension.py), installed by make venv.
+LABEXTENSION := @coursekit/learner-panel
 STAMP := venv
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 # Interpreters are looked up on PATH without the project's environment: its own python3.11
@@ -75,6 +77,10 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	: "Checked every run, so a venv installed before the entry existed gets it too."; \
 	cmp -s jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || \
 	  install -D -m 644 jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || exit 1; \
+	: "The learners' JupyterLab extension, prebuilt (make labextension), likewise."; \
+	diff -rq coursekit/labextension $(VENV)/share/jupyter/labextensions/$(LABEXTENSION) \
+	  -x sources.sha256 >/dev/null 2>&1 || \
+	  $(BIN)/python -m coursekit.learner.labextension install $(VENV) || exit 1; \
 	echo "make: $(VENV) runs $$want"
 
 
@@ -173,6 +179,14 @@ slurm:  ## install Debian's slurm-wlm and munge when missing (needs root)
 	  && command -v munged >/dev/null || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends slurm-wlm munge; }
+
+# JupyterLab's own builder from the lockfile; the build is committed (coursekit/labextension/)
+# with the digest of its sources, which tests/test_labextension.py checks.
+.PHONY: labextension
+labextension: venv  ## rebuild the learners' JupyterLab extension from labextension/ (needs npm's registry)
+	cd labextension && ../$(BIN)/jlpm install --immutable && ../$(BIN)/jlpm build
+	$(BIN)/python -m coursekit.learner.labextension digest labextension
+	$(BIN)/python -m coursekit.learner.labextension install $(VENV)
 
 sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/coursekit sync

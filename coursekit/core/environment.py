@@ -36,12 +36,15 @@ def use_environment_bin() -> None:
     os.environ["PATH"] = venv_environment()["PATH"]
 
 
-def nbgrader(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run a stock nbgrader command in a course root, with this interpreter's nbgrader."""
+def nbgrader(
+    root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run a stock nbgrader command in a course root, with this interpreter's nbgrader
+    (`env`: variables added to this process's environment)."""
     return subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],
         cwd=root,
-        env=venv_environment(),
+        env={**venv_environment(), **(env or {})},
         check=check,
         capture_output=True,
         text=True,

@@ -10,6 +10,7 @@ from its fetched feedback page (`coursekit.learner.feedback.read_attempt`), the
 page the trusted grader made; the page itself is opened from /files/, where the
 staff server's policy lets no script run.
 
+    GET  {base}/coursekit/panel/words                         -> the panel's words, settings
     POST {base}/coursekit/panel/submit   {"path": notebook}  -> the attempts, after submit
     GET  {base}/coursekit/panel/attempts?path=notebook        -> the attempts (fetches feedback)
 
@@ -153,10 +154,14 @@ class _PanelHandler(APIHandler):
             raise web.HTTPError(404)
         return config
 
+    def settings_reply(self, config) -> dict:
+        with messages.speaking(messages.of_config(config)):
+            return {"words": words(), "poll_seconds": LearnerPanel(config=config).poll_seconds}
+
     def answer(self, config, path: str, submitted: dict | None = None) -> None:
         manager = self.manager
         with messages.speaking(messages.of_config(config)):
-            reply = {"words": words(), "poll_seconds": LearnerPanel(config=config).poll_seconds}
+            reply = self.settings_reply(config)
             assignment = assignment_of(manager, path)
             if assignment is None:
                 reply["error"] = _(WORDS["not_an_assignment"])
@@ -172,6 +177,12 @@ class _PanelHandler(APIHandler):
                     attempts=attempts(manager, manager.root_dir, course_id, assignment_id),
                 )
         self.finish(json.dumps(reply))
+
+
+class WordsHandler(_PanelHandler):
+    @web.authenticated
+    def get(self):
+        self.finish(json.dumps(self.settings_reply(self.course_config())))
 
 
 class AttemptsHandler(_PanelHandler):
@@ -203,6 +214,7 @@ def _load_jupyter_server_extension(server_app) -> None:
     web_app.add_handlers(
         ".*$",
         [
+            (url_path_join(base, "words"), WordsHandler),
             (url_path_join(base, "attempts"), AttemptsHandler),
             (url_path_join(base, "submit"), SubmitHandler),
         ],
