@@ -26,6 +26,7 @@ from nbgrader.preprocessors import (
 from coursekit.autograde.execute import SandboxedExecute
 from coursekit.autograde.roles import RestoreCells
 from coursekit.autograde.shapes import BoundedNotebookExporter
+from coursekit.core.gradebook_wal import sqlite_url
 from coursekit.exchange import configure as configure_safe_exchange
 from coursekit.exchange.bound import bound_autograded, bound_submitted
 from coursekit.exchange.zip_collect import (
@@ -51,9 +52,13 @@ c.CourseDirectory.root = COURSE_ROOT
 c.CourseKit.timezone = "Asia/Seoul"
 
 # SQLite in the course root unless a deployment names another gradebook
-# (for example PostgreSQL shared by several graders).
+# (for example PostgreSQL shared by several graders). A busy gradebook delays a write,
+# never drops it: WAL mode, so a reader (a staff page, the TA report) never blocks a
+# writer (a TA's save in formgrader, make grade, make live), and a writer waits up to
+# 120 s for another one (`?timeout=120&plugin=coursekit.wal`), in every process given
+# this URL (coursekit/core/gradebook_wal.py).
 c.CourseDirectory.db_url = os.environ.get(
-    "COURSE_GRADEBOOK_URL", "sqlite:///" + os.path.join(COURSE_ROOT, "gradebook.db")
+    "COURSE_GRADEBOOK_URL", sqlite_url(os.path.join(COURSE_ROOT, "gradebook.db"))
 )
 
 # A course-local exchange: release, fetch, submit and collect work on one
