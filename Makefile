@@ -226,4 +226,4 @@ lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." 
 	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
-	rm -rf submitted left_out live autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
+	rm -rf submitted left_out live autograded/*/ feedback exchange gradebook.db gradebook.db-wal gradebook.db-shm grades.csv exports reports demo build

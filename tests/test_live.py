@@ -322,3 +322,16 @@ def test_tasks_out_on_a_cluster_with_no_worker_stop_the_service_after_the_grace(
     service.client.workers = {}
     with pytest.raises(ClusterError, match="1"):
         service.check_workers()
+
+
+def test_the_note_page_is_escaped_text_in_the_courses_language():
+    from coursekit.core import messages
+    from coursekit.live.feedback import note_page
+
+    with messages.speaking("en"):
+        page = note_page('<script>alert("x")</script> & more')
+    assert '<html lang="en">' in page and "<title>Submission kept, not graded</title>" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&amp; more" in page
+    assert "href" not in page and "src=" not in page
+    with messages.speaking("ko"):
+        assert '<html lang="ko">' in note_page("x")

@@ -9,7 +9,7 @@ class and its progress lines.
 
 Every reason a cell scored 0 because of a grading guard is a
 `coursekit.core.incidents.Incident` that the grader writes into the cell's
-metadata, shown as an error output with the kind's name and a Korean text,
+metadata, shown as an error output with the kind's name and a text in the course's language,
 so formgrader and the feedback show it; `reports/grading_incidents.json`,
 `make grade`'s summary and the TA report read the records, never an error
 output's name.

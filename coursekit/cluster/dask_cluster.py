@@ -65,7 +65,8 @@ SCHEDULER_ENVIRONMENT = dask_environment(ONE_TASK_PER_THREAD)
 
 
 class ClusterError(RuntimeError):
-    """The cluster could not be reached or refused: a Korean message for the instructor."""
+    """The cluster could not be reached or refused: a message for the instructor
+    in the course's language."""
 
 
 def tls_folder(root: Path) -> Path:

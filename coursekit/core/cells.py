@@ -60,16 +60,6 @@ def is_test(cell) -> bool:
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
 
 
-def is_setup(cell) -> bool:
-    """A locked code cell of the instructor's that is neither an answer nor a test."""
-    return (
-        cell.cell_type == "code"
-        and utils.is_locked(cell)
-        and not utils.is_grade(cell)
-        and not utils.is_solution(cell)
-    )
-
-
 def is_trusted_setup(cell, setup_sources: set[str]) -> bool:
     """A setup cell whose source is the instructor's as the gradebook knows it.
 

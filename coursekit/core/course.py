@@ -25,26 +25,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from coursekit.core import messages
 from coursekit.core.environment import nbgrader
-
-CONFIG_FILE = "nbgrader_config.py"
-
-
-class NoCourseError(LookupError):
-    """No course root: no nbgrader_config.py here or in any folder above."""
-
-
-def find_root(given: str | Path | None = None) -> Path:
-    """The course root every command works on: `given` (its --root), else the nearest
-    folder from the working directory upward that holds nbgrader_config.py."""
-    if given:
-        return Path(given).resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file():
-            return folder
-    raise NoCourseError(
-        f"no {CONFIG_FILE} in {here} or any folder above it: run from the course or pass --root"
-    )
+from coursekit.core.root import CONFIG_FILE, NoCourseError, find_root
 
 
 def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **kwargs) -> None:

@@ -9,7 +9,7 @@ and `InertFileNameCollectorPlugin` matches the instructor's `named_regexp`
 and `valid_ext` against the name as handed in, and returns a `file_id` from
 which the app makes the kept name again. A rendering name found in extracted/
 (put there by hand, not extracted) is not collected. Each rename and refusal
-is logged in Korean and added to reports/exchange_incidents.json.
+is logged in the course's language and added to reports/exchange_incidents.json.
 
 nbgrader_config.py: `c.ZipCollectApp.extractor_plugin`, `collector_plugin`;
 the instructor's settings stay `c.FileNameCollectorPlugin.named_regexp` etc.

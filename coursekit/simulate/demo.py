@@ -51,12 +51,6 @@ def unknown_mistakes(kit: CourseKit | None = None) -> dict[str, tuple[str, list[
     }
 
 
-def __getattr__(name: str):
-    if name == "UNKNOWN_MISTAKES":  # the course found from the working directory
-        return unknown_mistakes()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @contextlib.contextmanager
 def stderr_to(path: Path):
     """Send this process's stderr (file descriptor 2, so its children's too) to a file."""

@@ -60,18 +60,8 @@ def main(argv=None) -> int:
     )
     add_root_argument(parser)
     parser.add_argument("--out", type=Path, help=_("the reports' folder (default: <root>/reports)"))
-    parser.add_argument(
-        "--no-probe",
-        action="store_true",
-        help=_(
-            "no longer used (does nothing): the report runs no learner code, it groups by "
-            "the grading records"
-        ),
-    )
     args = parser.parse_args(argv)
     use_environment_bin()  # nbgrader runs alembic by name when it opens a new gradebook
-    if args.no_probe:
-        print(_("--no-probe is no longer used: the report runs no learner code."), file=sys.stderr)
     course = Course(args.root)
     out = args.out or args.root / "reports"
     for assignment in args.assignments or course.assignments():
