@@ -80,7 +80,7 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	: "The learners' JupyterLab extension, prebuilt (make labextension), likewise."; \
 	diff -rq coursekit/labextension $(VENV)/share/jupyter/labextensions/$(LABEXTENSION) \
 	  -x sources.sha256 >/dev/null 2>&1 || \
-	  $(BIN)/python -m coursekit.learner.labextension install $(VENV) || exit 1; \
+	  $(BIN)/coursekit labextension install $(VENV) || exit 1; \
 	echo "make: $(VENV) runs $$want"
 
 
@@ -99,9 +99,10 @@ FAST_TESTS := $(addprefix tests/test_,$(addsuffix .py,catalog_in_process toleran
 test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them on 3.13 too)
 	$(BIN)/python -m pytest -n 2 $(FAST_TESTS)
 
-lint: venv  ## ruff check and format check
+lint: venv  ## ruff check and format check; coursekit's layers (import-linter, pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: venv  ## ruff fix and format
 	$(BIN)/ruff check --fix .
@@ -185,8 +186,8 @@ slurm:  ## install Debian's slurm-wlm and munge when missing (needs root)
 .PHONY: labextension
 labextension: venv  ## rebuild the learners' JupyterLab extension from labextension/ (needs npm's registry)
 	cd labextension && ../$(BIN)/jlpm install --immutable && ../$(BIN)/jlpm build
-	$(BIN)/python -m coursekit.learner.labextension digest labextension
-	$(BIN)/python -m coursekit.learner.labextension install $(VENV)
+	$(BIN)/coursekit labextension digest labextension
+	$(BIN)/coursekit labextension install $(VENV)
 
 sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/coursekit sync

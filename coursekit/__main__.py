@@ -33,6 +33,10 @@ COMMANDS = {
     ),
     "reproduce": ("coursekit.checks.reproduce", "rebuild a hidden check's failing case"),
     "validate": ("coursekit.learner.validation", "validate notebooks as the learners' button does"),
+    "labextension": (
+        "coursekit.learner.labextension",
+        "install the learners' prebuilt JupyterLab extension (make venv)",
+    ),
 }
 
 

@@ -74,11 +74,21 @@ def use_course(root: str | Path) -> None:
     use(of_course(root))
 
 
+def checked_setting(value: str) -> str:
+    """`c.CourseKit.language` as a course may set it: a TraitError naming the languages
+    there are, as traitlets reports a wrong setting, when coursekit does not speak it."""
+    try:
+        return check(value)
+    except UnknownLanguageError as error:
+        from traitlets import TraitError  # a config is at hand: traitlets is loaded
+
+        raise TraitError(str(error)) from None
+
+
 def of_config(config) -> str:
     """The language an nbgrader config sets (`c.CourseKit.language`, default ko)."""
-    from coursekit.core.course import CourseKit
-
-    return CourseKit(config=config).language
+    settings = config.get("CourseKit", {})
+    return checked_setting(settings["language"]) if "language" in settings else DEFAULT
 
 
 @contextlib.contextmanager
@@ -105,9 +115,14 @@ def of_course(root: str | Path | None = None) -> str:
     if stated in LANGUAGES:
         return stated
     # Computed, set some other way, or unknown (the config's run raises the error).
-    from coursekit.core.course import CourseKit
+    config = course_root.find_root(root) / course_root.CONFIG_FILE
+    return _of_config_file(str(config.parent), config.stat().st_mtime_ns)
 
-    return CourseKit.of(root).language
+
+@functools.lru_cache(maxsize=8)
+def _of_config_file(root: str, mtime_ns: int) -> str:
+    """The language of a course whose config must be run to tell (once per version)."""
+    return of_config(course_root.load_config(Path(root)))
 
 
 def language() -> str:

@@ -48,6 +48,13 @@ def find_root(given: str | Path | None = None) -> Path:
     )
 
 
+def load_config(root: Path):
+    """The course root's nbgrader_config.py, as nbgrader loads it (a traitlets Config)."""
+    from traitlets.config.loader import PyFileConfigLoader  # only when a config is run
+
+    return PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
+
+
 def plain_setting(root: Path, section: str, trait: str):
     """`c.<section>.<trait>` as the root's config sets it: a literal, NOT_SET or UNKNOWN.
     FileNotFoundError when the root has no config."""

@@ -10,9 +10,9 @@ there through its data files.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shutil
-import sys
 from pathlib import Path
 
 NAME = "@coursekit/learner-panel"
@@ -43,9 +43,16 @@ def install(prefix: Path) -> Path:
     return target
 
 
-if __name__ == "__main__":  # make venv / make labextension: `digest SOURCE` or `install PREFIX`
-    command, where = sys.argv[1], Path(sys.argv[2])
-    if command == "digest":
-        DIGEST_FILE.write_text(source_digest(where) + "\n")
+def main(argv=None) -> int:
+    """`coursekit labextension digest SOURCE` (after a build) or `install PREFIX`."""
+    parser = argparse.ArgumentParser(
+        prog="coursekit labextension", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("action", choices=["digest", "install"])
+    parser.add_argument("where", type=Path, help="the source folder (digest) or the prefix")
+    args = parser.parse_args(argv)
+    if args.action == "digest":
+        DIGEST_FILE.write_text(source_digest(args.where) + "\n")
     else:
-        install(where)
+        install(args.where)
+    return 0
