@@ -10,6 +10,8 @@ BIN := $(VENV)/bin
 # not (setuptools leaves data files out of it), so `make venv` copies it.
 SERVER_CONFIG := jupyter_server_config.d/coursekit.json
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
+# The learners' JupyterLab extension (coursekit/learner/labextension.py), installed by make venv.
+LABEXTENSION := @coursekit/learner-panel
 STAMP := venv
 ASSIGNMENTS := $(notdir $(wildcard source/*))
 # Interpreters are looked up on PATH without the project's environment: its own python3.11
@@ -75,6 +77,10 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	: "Checked every run, so a venv installed before the entry existed gets it too."; \
 	cmp -s jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || \
 	  install -D -m 644 jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || exit 1; \
+	: "The learners' JupyterLab extension, prebuilt (make labextension), likewise."; \
+	diff -rq coursekit/labextension $(VENV)/share/jupyter/labextensions/$(LABEXTENSION) \
+	  -x sources.sha256 >/dev/null 2>&1 || \
+	  $(BIN)/coursekit labextension install $(VENV) || exit 1; \
 	echo "make: $(VENV) runs $$want"
 
 
@@ -98,9 +104,10 @@ test-fast: venv bubblewrap  ## the tests that grade no whole class (CI runs them
 durations: venv bubblewrap chromium postgresql slurm  ## run the whole suite and record each unit's time in tests/durations.json
 	$(PYTEST_XDIST) --record-durations
 
-lint: venv  ## ruff check and format check
+lint: venv  ## ruff check and format check; coursekit's layers (import-linter, pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: venv  ## ruff fix and format
 	$(BIN)/ruff check --fix .
@@ -179,6 +186,14 @@ slurm:  ## install Debian's slurm-wlm and munge when missing (needs root)
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends slurm-wlm munge; }
 
+# JupyterLab's own builder from the lockfile; the build is committed (coursekit/labextension/)
+# with the digest of its sources, which tests/test_labextension.py checks.
+.PHONY: labextension
+labextension: venv  ## rebuild the learners' JupyterLab extension from labextension/ (needs npm's registry)
+	cd labextension && ../$(BIN)/jlpm install --immutable && ../$(BIN)/jlpm build
+	$(BIN)/coursekit labextension digest labextension
+	$(BIN)/coursekit labextension install $(VENV)
+
 sync: venv  ## copy solutions/ bodies into the source notebooks' solution regions
 	$(BIN)/coursekit sync
 
@@ -217,4 +232,4 @@ lock:  ## re-pin requirements.txt from requirements.in (LOCK_CHECK="python ..." 
 	    --dry-run -r requirements.txt || exit 1; done; rm -rf build/lock-check
 
 clean:  ## remove generated grading state (keeps .venv)
-	rm -rf submitted left_out live autograded/*/ feedback exchange gradebook.db grades.csv exports reports demo build
+	rm -rf submitted left_out live autograded/*/ feedback exchange gradebook.db gradebook.db-wal gradebook.db-shm grades.csv exports reports demo build

@@ -26,6 +26,7 @@ from nbgrader.preprocessors import (
 from coursekit.autograde.execute import SandboxedExecute
 from coursekit.autograde.roles import RestoreCells
 from coursekit.autograde.shapes import BoundedNotebookExporter
+from coursekit.core.gradebook_wal import sqlite_url
 from coursekit.exchange import configure as configure_safe_exchange
 from coursekit.exchange.bound import bound_autograded, bound_submitted
 from coursekit.exchange.zip_collect import (
@@ -51,9 +52,13 @@ c.CourseDirectory.root = COURSE_ROOT
 c.CourseKit.timezone = "Asia/Seoul"
 
 # SQLite in the course root unless a deployment names another gradebook
-# (for example PostgreSQL shared by several graders).
+# (for example PostgreSQL shared by several graders). A busy gradebook delays a write,
+# never drops it: WAL mode, so a reader (a staff page, the TA report) never blocks a
+# writer (a TA's save in formgrader, make grade, make live), and a writer waits up to
+# 120 s for another one (`?timeout=120&plugin=coursekit.wal`), in every process given
+# this URL (coursekit/core/gradebook_wal.py).
 c.CourseDirectory.db_url = os.environ.get(
-    "COURSE_GRADEBOOK_URL", "sqlite:///" + os.path.join(COURSE_ROOT, "gradebook.db")
+    "COURSE_GRADEBOOK_URL", sqlite_url(os.path.join(COURSE_ROOT, "gradebook.db"))
 )
 
 # A course-local exchange: release, fetch, submit and collect work on one
@@ -84,7 +89,7 @@ c.Autograde.sanitize_preprocessors = [
 
 # A submission is read within stated bounds (file size, nesting, number of
 # cells), repaired where nbformat's schema would fail it, and graded with a
-# Korean reason where it was cut; one that is no notebook at all scores 0 on
+# reason in the course's language where it was cut; one that is no notebook at all scores 0 on
 # every cell (coursekit/autograde/shapes.py, `c.BoundedNotebookExporter.*`).
 c.Autograde.exporter_class = BoundedNotebookExporter
 # nbconvert validates the whole notebook after each of a pass's preprocessors (13 in
@@ -124,7 +129,7 @@ c.Autograde.autograde_preprocessors = [
 
 # Learner feedback shows each failing test's message, but neither the hidden
 # test source (nbgrader #917) nor the frames of the grader's own code. The page
-# opens with a Korean summary per function, and long lines wrap
+# opens with a summary per function in the course's language, and long lines wrap
 # (coursekit/learner/feedback.py).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
@@ -135,7 +140,7 @@ c.GenerateFeedback.preprocessors = [
     FeedbackSummary,
 ]
 
-# Validate (the learners' button and `nbgrader validate`) in Korean: nbgrader's
+# Validate (the learners' button and `nbgrader validate`) in the course's language: nbgrader's
 # message templates, and hooks of the Execute inside the Validator only, which
 # open its report with one line per function (coursekit/learner/validation.py). After
 # c.Execute.timeout: the time-out message names that limit.
@@ -158,7 +163,8 @@ configure_safe_exchange(c)
 # folder holds only what the exchange would collect, within the same budget
 # (`c.PlainFileLimits.*`, `c.CourseDirectory.max_file_size` / `max_dir_size`), and no
 # name a browser renders as a page (`notes.html` -> `notes.html.txt`); the rest is
-# moved to left_out/, with a Korean reason (coursekit/exchange/bound.py, names.py).
+# moved to left_out/, with a reason in the course's language (coursekit/exchange/bound.py,
+# names.py).
 c.Autograde.pre_convert_hook = bound_submitted
 c.GenerateFeedback.pre_convert_hook = bound_autograded
 # `nbgrader zip_collect` (an LMS download): each file renamed so as it is extracted,

@@ -71,10 +71,10 @@ import nbformat
 from bench import budget, live_latency, record, slurm_cost
 from bench import cpu as bench_cpu
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster import gradebook
-from coursekit.cluster.__main__ import default_jobs
+from coursekit.cluster.dask_cluster import default_jobs
 from coursekit.core import cells
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from coursekit.simulate.harness import CourseHarness as Course
 

@@ -2,15 +2,17 @@
 
     python -m bench.floor [--preload MODULE,...] JOBS NOTEBOOK...
 
-A parent imports once what the notebooks import (numpy, pandas, matplotlib,
-the hidden checks), then for each notebook forks a child that runs the
-notebook's code cells with `exec` in one namespace, hidden tests included and
-in-process, stdout captured, and exits; the drawing cells are skipped, as
-grading skips them (`cells.SKIP_TAG`). JOBS such children run at a time. No sandbox, no
-kernel protocol, no nbgrader, no gradebook: what is left is the learner's and
-the checks' own computing, which no grader can avoid. Issue 21 measures
-`make grade` against it in CPU per notebook. `--preload numpy,pandas` is the
-floor as issue 21 first measured it: the checks imported in every child.
+A parent imports once what the graded cells of the notebooks import at their
+top level (for this course numpy, pandas and each assignment's hidden checks:
+read from the notebooks, so no assignment is named here), then for each
+notebook forks a child that runs the notebook's code cells with `exec` in one
+namespace, hidden tests included and in-process, stdout captured, and exits;
+the drawing cells are skipped, as grading skips them (`cells.SKIP_TAG`). JOBS
+such children run at a time. No sandbox, no kernel protocol, no nbgrader, no
+gradebook: what is left is the learner's and the checks' own computing, which
+no grader can avoid. Issue 21 measures `make grade` against it in CPU per
+notebook. `--preload numpy,pandas` is the floor as issue 21 first measured it:
+the checks imported in every child.
 
 Prints one JSON line: notebooks, wall seconds, CPU seconds of the children.
 """
@@ -26,16 +28,31 @@ import time
 
 from coursekit.core import cells
 
-# What the course's notebooks import: imported once, before the forks.
-PRELOAD = (
-    "numpy",
-    "pandas",
-    "grader_tests.ch3_multihead",
-    "grader_tests.ch4_cross_attention",
-)
+
+def imported(paths: list[str]) -> tuple[str, ...]:
+    """The modules the graded cells of these notebooks import at their top level, in
+    order: `from a import b` names `a` and `a.b` (preload skips a `b` that is no module)."""
+    import ast
+
+    names: dict[str, None] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as file:
+            nb = json.load(file)
+        for cell in filter(is_run, nb["cells"]):
+            try:
+                tree = ast.parse(code_of("".join(cell["source"])))
+            except SyntaxError:  # a learner's cell that does not parse imports nothing
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.Import):
+                    names.update(dict.fromkeys(alias.name for alias in node.names))
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names[node.module] = None
+                    names.update(dict.fromkeys(f"{node.module}.{a.name}" for a in node.names))
+    return tuple(names)
 
 
-def preload(names=PRELOAD) -> None:
+def preload(names) -> None:
     import importlib
 
     for name in names:
@@ -79,12 +96,12 @@ def run_notebook(path: str) -> None:
 
 def main(argv=None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
-    names = PRELOAD
+    names = None
     if args[:1] == ["--preload"]:
         names, args = tuple(args[1].split(",")), args[2:]
     jobs_arg, *paths = args
     jobs = int(jobs_arg)
-    preload(names)
+    preload(imported(paths) if names is None else names)
     before, started = os.times(), time.perf_counter()
     running: set[int] = set()
     for path in paths:

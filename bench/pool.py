@@ -26,8 +26,10 @@ from pathlib import Path
 import nbformat
 
 from coursekit.autograde.execute import start_warm_parent
-from coursekit.cluster import gradebook, task, worker
-from coursekit.cluster.__main__ import find_submissions, score_unreadable, summary
+from coursekit.cluster import gradebook, worker
+from coursekit.cluster.session import find_submissions, write_incidents
+from coursekit.cluster.submission import Result
+from coursekit.cluster.summary import summary
 from coursekit.core import incidents
 from coursekit.core.course import load_config
 from coursekit.sandbox import policy
@@ -58,7 +60,7 @@ def init_process(root: str, extra_args: list[str]) -> None:
     worker.prepare(root)
 
 
-def grade(job: tuple[str, str]) -> task.Result:
+def grade(job: tuple[str, str]) -> Result:
     assignment, student = job
     started = time.perf_counter()
     for attempt in range(1, ATTEMPTS + 1):
@@ -138,9 +140,9 @@ def main(argv=None) -> int:
     tasks = find_submissions(root, set(), set())
     zygote = start_warm_parent(load_config(root))
     gradebook.prepare(db_url, course.course_id, tasks)
-    tasks, invalid, report = score_unreadable(root, db_url, course.course_id, tasks)
+    tasks, invalid, report = gradebook.score_unreadable(root, db_url, course.course_id, tasks)
     started = time.perf_counter()
-    failed: list[task.Result] = []
+    failed: list[Result] = []
     preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
     if zygote is not None:
         zygote.wait_started()
@@ -156,7 +158,7 @@ def main(argv=None) -> int:
             if not outcome.ok:
                 failed.append(outcome)
     elapsed = time.perf_counter() - started
-    incidents.write_report(root / "reports" / "grading_incidents.json", report, [*tasks, *invalid])
+    write_incidents(root, report, [*tasks, *invalid])
     print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
     if zygote is not None:
         zygote.close()  # waited for, so its kernels' CPU counts in the bench's tree

@@ -43,6 +43,8 @@ WORK = REPO / "build" / "same-outputs"
 # What a course run writes (see .gitignore); removed before each run of a kept tree.
 RUN_STATE = (
     "gradebook.db",
+    "gradebook.db-wal",  # WAL mode (coursekit/core/gradebook_wal.py), while it is open
+    "gradebook.db-shm",
     "grades.csv",
     "exchange",
     "submitted",

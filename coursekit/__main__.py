@@ -16,8 +16,8 @@ import sys
 # command -> (module whose main(argv) runs it, what it does)
 COMMANDS = {
     "demo": ("coursekit.simulate.demo", "the whole cycle on a simulated class, then the TA report"),
-    "grade": ("coursekit.cluster.__main__", "grade every collected submission on Dask"),
-    "live": ("coursekit.live.__main__", "grade each submission as it arrives (make live)"),
+    "grade": ("coursekit.cluster.cli", "grade every collected submission on Dask"),
+    "live": ("coursekit.live.cli", "grade each submission as it arrives (make live)"),
     "report": ("coursekit.staff.report.cli", "the TA report (runs no learner code)"),
     "export": ("coursekit.lms.export", "grades in an LMS's CSV import format"),
     "sync": ("coursekit.authoring.sync", "copy the reference bodies into the source notebooks"),
@@ -33,6 +33,10 @@ COMMANDS = {
     ),
     "reproduce": ("coursekit.checks.reproduce", "rebuild a hidden check's failing case"),
     "validate": ("coursekit.learner.validation", "validate notebooks as the learners' button does"),
+    "labextension": (
+        "coursekit.learner.labextension",
+        "install the learners' prebuilt JupyterLab extension (make venv)",
+    ),
 }
 
 

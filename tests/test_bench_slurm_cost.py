@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bench import slurm_cost
-from coursekit.cluster.__main__ import parse_args
+from coursekit.cluster.cli import parse_args
 
 
 def test_the_ways_alternate_so_each_goes_first_as_often():

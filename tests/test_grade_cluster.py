@@ -26,9 +26,9 @@ import nbformat
 import pytest
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook
 from coursekit.core import incidents
+from coursekit.core.environment import venv_environment
 from coursekit.core.incidents import WORKER_LOST
 from coursekit.simulate import submissions
 from tests.support.cluster_class import build_class, ledger, stock_graded_class
@@ -156,7 +156,7 @@ def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
 
 def test_a_changed_submission_is_graded_again(tmp_path):
     """Not vacuous: the ledger skips only the same files; a new hand-in is graded."""
-    from coursekit.cluster.task import read_submission
+    from coursekit.cluster.submission import read_submission
 
     course = CourseSandbox(tmp_path)
     assignment = course.assignments()[0]
@@ -426,17 +426,15 @@ class KillOnGrading(WorkerPlugin):
 
 
 def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: WorkerPlugin):
-    """`students`' submissions graded by a ClassRun on a LocalCluster of one worker (one
-    thread, make grade's scheduler settings) with the test-only `plugin`: their results."""
+    """`students`' submissions graded by a GradingSession on a LocalCluster of one worker
+    (one thread, make grade's scheduler settings) with the test-only `plugin`: their results."""
     import dask
     from distributed import Client, LocalCluster
 
-    from coursekit.cluster import distribute
+    from coursekit.cluster.session import GradingSession
 
     assignment = course.assignments()[0]
     tasks = [(assignment, student) for student in students]
-    db_url = gradebook.with_busy_timeout(course.db_url)
-    gradebook.prepare(db_url, course.course_id, tasks)
     env = venv_environment()
     old_path, os.environ["PATH"] = os.environ["PATH"], env["PATH"]
     try:
@@ -457,16 +455,11 @@ def graded_on_one_worker(course: CourseSandbox, students: list[str], plugin: Wor
             Client(local_cluster) as client,
         ):
             client.register_plugin(plugin)
-            run = distribute.ClassRun(
-                client,
-                course.root,
-                db_url,
-                course.course_id,
-                tasks,
-                [f"--CourseDirectory.db_url={db_url}"],
-                quiet=True,
-            )
-            return within(GRADING_DEADLINE, lambda: list(run.results()), client)
+            with GradingSession(course.root, client=client) as session:
+                left, _invalid = session.prepare(tasks)
+                session.use_course({assignment})
+                submissions = session.not_yet_graded(left)
+                return within(GRADING_DEADLINE, lambda: list(session.results(submissions)), client)
     finally:
         os.environ["PATH"] = old_path
 

@@ -18,9 +18,9 @@ import pytest
 
 from bench import budget
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.autograde import once_per_notebook
 from coursekit.cluster import gradebook
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.support.course_sandbox import CourseSandbox
 

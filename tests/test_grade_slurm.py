@@ -28,8 +28,8 @@ from pathlib import Path
 import dask
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster import dask_cluster, gradebook, slurm
+from coursekit.core.environment import venv_environment
 from tests.support.cluster_class import build_class, ledger, stock_graded_class
 from tests.support.slurm_host import processes_of, slurm_host
 

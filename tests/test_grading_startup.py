@@ -32,7 +32,7 @@ pytestmark = [
 
 PROBE = """
 import json, sys
-import coursekit.cluster.__main__  # noqa: F401 -- what `make grade` imports first
+import coursekit.cluster.cli  # noqa: F401 -- what `make grade` imports first
 import jsonschema, nbformat
 from nbformat.validator import get_validator
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError

@@ -60,7 +60,9 @@ HANGUL = re.compile(r"[가-힣]")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TAG = re.compile(r"<[^>]*>")
 # What grading itself writes into the course root; everything else must not change.
-GRADING_OUTPUTS = frozenset({"gradebook.db", "autograded", "reports", "feedback"})
+GRADING_OUTPUTS = frozenset(
+    {"gradebook.db", "gradebook.db-wal", "gradebook.db-shm", "autograded", "reports", "feedback"}
+)
 # Files that a course deployment keeps next to nbgrader_config.py and that the
 # learner's code must never see or change.
 SECRET_FOLDERS = ("grader_tests", "solutions")

@@ -40,8 +40,7 @@ import pytest
 import solutions.ch3_multihead as reference
 from catalog import ch3_multihead as mistakes
 from coursekit.core.course import Course
-from coursekit.hub import __main__ as hub_cli
-from coursekit.hub import accounts, board_service
+from coursekit.hub import accounts, board_service, trial_class
 from coursekit.hub.settings import HubSettings
 from coursekit.live import attempts
 from coursekit.lms import roster
@@ -122,11 +121,11 @@ def hub():
         accounts.remove_account(user)
     hub_process = None
     try:
-        passwords = hub_cli.setup(settings)
+        passwords = trial_class.setup(settings)
         # The instructor's policy for the live part: a short interval, stuck after two.
         with open(settings.course_root / "nbgrader_config.py", "a") as config:
             config.write(LIVE_POLICY)
-        command, env = hub_cli.hub_command(settings)
+        command, env = trial_class.hub_command(settings)
         log = open(Path(root) / "jupyterhub.log", "w")  # noqa: SIM115 -- closed below
         hub_process = subprocess.Popen(
             command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
@@ -151,7 +150,7 @@ def hub():
                 hub_process.wait()
             log.close()
             shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
-        hub_cli.down(settings)
+        trial_class.down(settings)
         # Nothing of the class is left: accounts, their processes, the hub's folder.
         for user in everyone(settings):
             assert not accounts.exists(user), user

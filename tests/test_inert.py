@@ -17,7 +17,7 @@ import pytest
 from nbconvert import HTMLExporter
 from tornado.httputil import HTTPHeaders, HTTPServerRequest, RequestStartLine
 
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 from coursekit.staff.inert import InertLearnerContent, clean_html
 from coursekit.staff.server import (
     INERT,

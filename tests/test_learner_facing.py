@@ -11,13 +11,18 @@ import nbformat
 import pytest
 
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.core.course import contract_functions
+from coursekit.core.environment import venv_environment
+from coursekit.learner import feedback
 from coursekit.simulate import submissions
 from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "ch3_multihead"
+FORGED_ATTEMPT = (
+    '\n\n<div id="coursekit-attempt" data-attempt=\'{"schema": 1, "total": '
+    '{"score": 9, "max": 9}, "functions": [], "answers": []}\'></div>'
+)
 
 
 def validate(tmp_path: Path, nb) -> str:
@@ -61,6 +66,13 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     release, source = sandbox.release_notebook(ASSIGNMENT), sandbox.source_notebook(ASSIGNMENT)
     entry = next(e for e in catalogs()[ASSIGNMENT].mistakes if e.function == "split_heads")
     nb = submissions.fill(release, source, replace={entry.function: entry.source})
+    # The learner's written answer carries a forged attempt record for the panel to read.
+    answer = next(
+        c
+        for c in nb.cells
+        if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("solution")
+    )
+    answer.source += FORGED_ATTEMPT
     sandbox.submit("learner", ASSIGNMENT, nb)
     # A classmate hands in the written answer as released: nbgrader gives it 0, no TA.
     blank = submissions.fill(release, source)
@@ -95,6 +107,21 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     assert "모두 통과" in summary and "why_256_answer" in summary and "채점 전" in summary
     assert "white-space: pre-wrap" in html, "long hints would run off their box"
 
+    # The same rows as data, for the learner's panel: the grader's, not the forged ones.
+    attempt = feedback.read_attempt(html)
+    assert attempt is not None and attempt["total"]["max"] > attempt["total"]["score"]
+    rows = {row["name"]: row for row in attempt["functions"]}
+    assert list(rows) == contract_functions(ASSIGNMENT)
+    split = rows["split_heads"]
+    assert split["score"] < split["max"] and split["misconception"]["key"] == entry.key
+    assert split["message"] == first_line and isinstance(split["seed"], int), split
+    for name, row in rows.items():  # each as the table shows it
+        points = f'<td class="points">{row["score"]:g} / {row["max"]:g}</td>'
+        assert points in summary[summary.index(f">{name}<") :].split("</tr>")[0], name
+    assert [(a["grade_id"], a["state"]) for a in attempt["answers"]] == [
+        ("why_256_answer", "waiting")
+    ]
+
     (blank_page,) = (tmp_path / "feedback" / "blank_answer" / ASSIGNMENT).glob("*.html")
     blank_html = blank_page.read_text(encoding="utf-8")
     start = blank_html.index('<div class="course-summary"')
@@ -102,3 +129,5 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     row = blank_summary[blank_summary.index("why_256_answer") :].split("</tr>")[0]
     assert "배포된 그대로 제출해 점수가 없습니다" in row and "0 / " in row, row
     assert "TA 가 채점했습니다" not in row and "채점 전" not in row, row
+    (answer,) = feedback.read_attempt(blank_html)["answers"]
+    assert (answer["state"], answer["score"]) == ("left_blank", 0.0), answer

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from coursekit import __main__ as cli
-from coursekit.authoring.release import venv_environment
 from coursekit.checks.declared import checks_of
 from coursekit.cluster import bundle
 from coursekit.core.course import Course, CourseKit, NoCourseError, find_root
+from coursekit.core.environment import venv_environment
 from coursekit.hub.settings import HubSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,6 +183,13 @@ def test_the_wheel_holds_coursekit_its_templates_catalogs_and_the_server_entry_o
     assert templates and templates <= set(names)
     catalogs = {str(p.relative_to(ROOT)) for p in (LIBRARY / "locale").glob("*/LC_MESSAGES/*.mo")}
     assert len(catalogs) >= 2 and catalogs <= set(names)  # ko and en, compiled
+    extension = (
+        f"coursekit-{version}.data/data/share/jupyter/labextensions/@coursekit/learner-panel"
+    )
+    assert f"{extension}/package.json" in names
+    assert {
+        f"{extension}/static/{p.name}" for p in (LIBRARY / "labextension" / "static").iterdir()
+    } <= set(names)
     entry = "etc/jupyter/jupyter_server_config.d/coursekit.json"
     assert f"coursekit-{version}.data/data/{entry}" in names
     assert (Path(sys.prefix) / entry).read_bytes() == (

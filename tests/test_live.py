@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.cluster.task import read_submission
+from coursekit.cluster.submission import read_submission
 from coursekit.live import attempts
 from coursekit.simulate import submissions
 from tests.support.live_class import (
@@ -308,7 +308,7 @@ def test_a_version_1_record_without_stages_is_still_read(tmp_path):
 
 def test_tasks_out_on_a_cluster_with_no_worker_stop_the_service_after_the_grace():
     from coursekit.cluster.dask_cluster import ClusterError
-    from coursekit.live.service import LiveService
+    from coursekit.cluster.session import GradingSession
 
     class Cluster:
         def __init__(self):
@@ -317,13 +317,25 @@ def test_tasks_out_on_a_cluster_with_no_worker_stop_the_service_after_the_grace(
         def nthreads(self):
             return self.workers
 
-    service = LiveService.__new__(LiveService)  # the loop's check alone, no course
-    service.client, service.flights = Cluster(), {}
-    service.no_worker_grace, service.alone_since = 0.0, None
-    service.check_workers()  # nothing out: nothing to wait for
-    service.flights = {"future": "attempt"}
-    service.client.workers = {"tcp://worker": 1}
-    service.check_workers()
-    service.client.workers = {}
+    session = GradingSession.__new__(GradingSession)  # the service's check alone, no course
+    session.client = Cluster()
+    session.no_worker_grace, session.alone_since = 0.0, None
+    session.check_workers(0)  # nothing out: nothing to wait for
+    session.client.workers = {"tcp://worker": 1}
+    session.check_workers(1)
+    session.client.workers = {}
     with pytest.raises(ClusterError, match="1"):
-        service.check_workers()
+        session.check_workers(1)
+
+
+def test_the_note_page_is_escaped_text_in_the_courses_language():
+    from coursekit.core import messages
+    from coursekit.live.feedback import note_page
+
+    with messages.speaking("en"):
+        page = note_page('<script>alert("x")</script> & more')
+    assert '<html lang="en">' in page and "<title>Submission kept, not graded</title>" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&amp; more" in page
+    assert "href" not in page and "src=" not in page
+    with messages.speaking("ko"):
+        assert '<html lang="ko">' in note_page("x")

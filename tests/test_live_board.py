@@ -413,7 +413,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def test_make_live_prints_the_boards_address_once_and_no_board_skips_it(served, capsys):
-    from coursekit.live import __main__ as live_main
+    from coursekit.live import cli as live_main
 
     root, _thread = served
     thread = live_main.start_board(live_main.parse_args(["--root", str(root)]))

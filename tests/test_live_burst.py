@@ -19,7 +19,7 @@ from datetime import datetime
 
 import pytest
 
-from coursekit.cluster.task import read_submission
+from coursekit.cluster.submission import read_submission
 from coursekit.live import attempts
 from coursekit.simulate import submissions
 from tests.support.live_class import (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.cluster import __main__ as make_grade
-from coursekit.live import __main__ as make_live
+from coursekit.cluster import cli as make_grade
+from coursekit.live import cli as make_live
 from tests.support.course_sandbox import CourseSandbox
 
 WRONG = {

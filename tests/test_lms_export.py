@@ -31,8 +31,8 @@ from urllib.parse import parse_qs
 import pytest
 from nbgrader.api import Gradebook
 
-from coursekit.authoring.release import nbgrader, venv_environment
 from coursekit.core.course import Course
+from coursekit.core.environment import nbgrader, venv_environment
 from coursekit.lms import roster
 from tests.support.course_sandbox import CourseSandbox
 

@@ -256,3 +256,107 @@ def test_validate_speaks_the_language_of_the_config_it_configures(tmp_path):
         assert c.Validator.failed_warning.startswith(failed)
         assert c.Validator.Execute.on_cell_start.keywords == {"language": language}
     assert messages.language() == "ko"  # the working folder's course: configure chose nothing
+
+
+# ------------------------------------------------------------------ the language, cheaply
+
+SAYS = (
+    "import sys\n"
+    "from coursekit.core.messages import _, language\n"
+    "print(language(), _('Stuck'))\n"
+    "print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}\n"
+    "             or m.startswith('coursekit.') and not m.startswith('coursekit.core')))\n"
+)
+# What running a course's config imports and a message must not: nbgrader, traitlets, the
+# course's preprocessors (coursekit's other folders), its packages.
+HEAVY = {"nbgrader", "traitlets", "nbconvert", "sqlalchemy", "grader_tests", "solutions"}
+
+
+@pytest.mark.parametrize("language, stuck", [("ko", "막힌 학습자"), ("en", "Stuck")])
+def test_the_first_message_of_a_fresh_process_runs_no_course_config(tmp_path, language, stuck):
+    """A copy of this course's own config (nbgrader and its preprocessors imported at its
+    top), in each language: a fresh interpreter's first `_()` speaks it and imports none."""
+    import subprocess
+    import sys
+
+    config = (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")
+    if language != "ko":
+        config += f'\nc.CourseKit.language = "{language}"\n'
+    (tmp_path / "nbgrader_config.py").write_text(config, encoding="utf-8")
+    assert CourseKit.of(tmp_path).language == language  # as running the config says
+    said = subprocess.run(
+        [sys.executable, "-c", SAYS.format(HEAVY=HEAVY)],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    first, imported = said.stdout.splitlines()
+    assert first == f"{language} {stuck}"
+    assert imported == "[]", "a message ran the course's config"
+
+
+# Config texts and what reading them without running them must give: the literal, the
+# default (NOT_SET), or UNKNOWN (then the config is run; the answer is the same either way).
+PLAIN, NOT_SET, UNKNOWN = "plain", "not set", "unknown"
+CONFIGS = {
+    "": NOT_SET,
+    'c.CourseKit.timezone = "Europe/Berlin"': NOT_SET,
+    'c.CourseKit.language = "en"': PLAIN,
+    'c.CourseKit.language = "en"\nc.CourseKit.language = "ko"': PLAIN,  # the last one
+    'c.CourseKit.language = "ko"\nc.CourseKit.language = "en"': PLAIN,
+    "c.Execute.timeout = 30\nx = c.Execute.timeout": NOT_SET,  # a trait read back
+    'import os\nc.CourseKit.language = os.environ.get("NO_SUCH_VARIABLE", "en")': UNKNOWN,
+    'if True:\n    c.CourseKit.language = "en"': UNKNOWN,
+    'def f():\n    c.CourseKit.language = "en"\nf()': UNKNOWN,
+    'c.CourseKit.update({"language": "en"})': UNKNOWN,
+    "c.CourseKit.update(dict(language='en'))": UNKNOWN,
+    'c["CourseKit"]["language"] = "en"': UNKNOWN,
+    'setattr(c.CourseKit, "lang" + "uage", "en")': UNKNOWN,
+    "from traitlets.config import Config\nd = Config()\n"
+    'd.CourseKit.language = "en"\nc.merge(d)': UNKNOWN,
+    'def configure(config):\n    config.CourseKit.language = "en"\nconfigure(c)': UNKNOWN,
+    'c = get_config()\nc.CourseKit.language = "en"': UNKNOWN,  # a second get_config()
+    'c.CourseKit.language = "en"\nc.CourseKit.language += ""': UNKNOWN,
+    # coursekit's configure helpers set no CourseKit trait (the test below)
+    "from coursekit.learner.validation import configure as configure_validate\n"
+    'c.CourseKit.language = "en"\nconfigure_validate(c)': PLAIN,
+}
+
+
+@pytest.mark.parametrize("settings", list(CONFIGS), ids=range(len(CONFIGS)))
+def test_the_language_read_from_the_text_is_the_one_running_the_config_gives(tmp_path, settings):
+    from coursekit.core import root
+
+    folder = course(tmp_path / "course", settings)
+    stated = root.plain_setting(folder, "CourseKit", "language")
+    expected = CONFIGS[settings]
+    if expected == NOT_SET:
+        assert stated is root.NOT_SET
+    elif expected == UNKNOWN:
+        assert stated is root.UNKNOWN
+    else:
+        assert stated in messages.LANGUAGES
+    assert messages.of_course(folder) == CourseKit.of(folder).language
+
+
+def test_an_unknown_language_stated_plainly_is_refused_as_running_the_config_refuses(tmp_path):
+    french = course(tmp_path / "french", 'c.CourseKit.language = "fr"')
+    with pytest.raises(TraitError, match=r"'fr': coursekit has messages in ko, en only"):
+        messages.of_course(french)
+    assert messages.of_course(tmp_path) == "ko"  # no course: the default, as CourseKit.of
+
+
+def test_coursekits_configure_helpers_set_no_coursekit_trait():
+    """What lets a config pass `c` to them and still have its language read from its text."""
+    from traitlets.config import Config
+
+    from coursekit.exchange import configure as configure_safe_exchange
+    from coursekit.learner.feedback_link import configure as configure_feedback_link
+    from coursekit.learner.validation import configure as configure_validate
+
+    for configure in (configure_validate, configure_feedback_link, configure_safe_exchange):
+        for language in (None, "en"):
+            c = Config()
+            if language:
+                c.CourseKit.language = language
+            before = dict(c.CourseKit)
+            configure(c)
+            assert dict(c.CourseKit) == before, configure.__module__

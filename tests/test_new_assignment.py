@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.support.authored_notebooks import nbgrader_cell, python_notebook
 from tests.support.course_sandbox import CourseSandbox

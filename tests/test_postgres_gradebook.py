@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.support import postgres_server
 from tests.support.course_sandbox import CourseSandbox

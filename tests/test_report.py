@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.core import cells as course_cells
 from coursekit.core.course import Course, contract_functions
-from coursekit.simulate.demo import UNKNOWN_MISTAKES, simulated_class
+from coursekit.core.environment import venv_environment
+from coursekit.simulate.demo import simulated_class, unknown_mistakes
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.report import clusters as grouping
 from coursekit.staff.report import data, overview, render, summary
@@ -25,7 +25,7 @@ def released_answers(assignment: str) -> dict[str, str]:
     """function -> its answer cell as learners get it (the stub)."""
     nb = Course(ROOT).release_notebook(assignment)
     answers = [c.source for c in nb.cells if course_cells.is_code_answer(c)]
-    return {overview.diagnosis.defined_function(a): a for a in answers}
+    return {course_cells.defined_function(a): a for a in answers}
 
 
 def small_class() -> data.AssignmentData:
@@ -106,7 +106,7 @@ def test_report_help_is_korean():
         cwd=ROOT, env=venv_environment(), capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert "조교용 채점 보고서" in result.stdout
-    assert "--no-probe" in result.stdout and "아무 일도 하지 않음" in result.stdout  # deprecated
+    assert "--no-probe" not in result.stdout  # the flag that did nothing is gone
 
 
 def students(assignment, predicate):
@@ -127,7 +127,7 @@ def test_html_page_has_diagnoses_counts_chart_and_unknown_cluster(demo_run: Demo
             assert f"[{learner.plan.rsplit('/', 1)[1]}]" in page
     assert "seed " in page and "python -m coursekit.checks.reproduce" in page
     assert "조교 채점 대기" in page
-    function, _ = UNKNOWN_MISTAKES[assignment]
+    function, _ = unknown_mistakes(Course(ROOT).kit)[assignment]
     unknown = sorted(students(assignment, lambda x: "카탈로그에 없는" in x.plan))
     assert f"· {function} · 2명 — 카탈로그에 없는 실수" in page
     assert ", ".join(unknown) in page

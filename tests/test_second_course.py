@@ -25,10 +25,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.checks.verdict import Verdict
 from coursekit.core import messages
 from coursekit.core.course import CourseKit
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.harness import CourseHarness
 from tests.support.authored_notebooks import nbgrader_cell, python_notebook

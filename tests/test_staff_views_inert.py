@@ -32,7 +32,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.course_sandbox import CourseSandbox

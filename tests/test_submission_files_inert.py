@@ -22,8 +22,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.core import incidents
+from coursekit.core.environment import venv_environment
 from coursekit.exchange import record
 from coursekit.exchange.bound import LEFT_OUT
 from coursekit.exchange.names import kept_name, kept_path

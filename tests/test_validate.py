@@ -28,8 +28,8 @@ from nbgrader.validator import Validator
 from traitlets.config.loader import PyFileConfigLoader
 
 from catalog import catalogs
-from coursekit.authoring.release import venv_environment
 from coursekit.core.course import contract_functions
+from coursekit.core.environment import venv_environment
 from coursekit.core.messages import _
 from coursekit.learner import validation
 from coursekit.simulate import submissions

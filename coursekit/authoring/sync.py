@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -25,7 +24,6 @@ from coursekit.core import cells
 from coursekit.core.course import CourseKit, add_root_argument, find_root
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
 def reference_body(function) -> list[str]:
@@ -40,13 +38,13 @@ def reference_body(function) -> list[str]:
 
 def synced_source(source: str, module) -> str:
     """The cell source with its solution region replaced by the reference body."""
-    match = DEF_LINE.search(source)
-    if match is None or BEGIN not in source:
+    function = cells.defined_function(source)
+    if function is None or BEGIN not in source:
         return source
     lines = source.splitlines()
     begin = next(i for i, line in enumerate(lines) if line.strip() == BEGIN)
     end = next(i for i, line in enumerate(lines) if line.strip() == END)
-    body = reference_body(getattr(module, match.group(1)))
+    body = reference_body(getattr(module, function))
     return "\n".join(lines[: begin + 1] + body + lines[end:])
 
 

@@ -271,6 +271,8 @@ class HiddenChecks:
 def checks_of(assignment: str, kit=None) -> HiddenChecks:
     """The declared hidden checks of an assignment: its module in the course's checks
     package (`c.CourseKit.checks_package`, grader_tests/ by default)."""
+    # Here, not at the top: a kernel or worker that imports a course's checks would
+    # otherwise import nbgrader with core.course (seconds, for a lookup it may never make).
     from coursekit.core.course import CourseKit
 
     return (kit or CourseKit.of()).checks(assignment).CHECKS

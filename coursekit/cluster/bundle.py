@@ -19,10 +19,11 @@ import hashlib
 import importlib.util
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from coursekit.core.environment import use_environment_bin
 
 FILES = ("nbgrader_config.py",)
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
@@ -140,14 +141,6 @@ def read_definitions(db_url: str, course_id: str, assignments) -> dict[str, list
     for table in result:
         result[table].sort(key=lambda row: str(row["id"]))
     return result
-
-
-def use_environment_bin() -> None:
-    """This environment's bin/ first on PATH: nbgrader runs `alembic` by name (for a new
-    gradebook), wherever `dask worker` or the driver was started from."""
-    bin_folder = str(Path(sys.executable).parent)
-    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_folder:
-        os.environ["PATH"] = os.pathsep.join([bin_folder, os.environ.get("PATH", "")])
 
 
 def alembic_version(db_url: str) -> str | None:

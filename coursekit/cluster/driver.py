@@ -1,4 +1,4 @@
-"""Only the driver writes: each `task.Result` into the gradebook and autograded/.
+"""Only the driver writes: each `submission.Result` into the gradebook and autograded/.
 
 One transaction per result writes what stock `nbgrader autograde` writes for
 that learner (the submission and its timestamp, per cell `auto_score`,
@@ -25,7 +25,7 @@ from sqlalchemy.exc import SAWarning
 from coursekit.autograde.once_per_notebook import CommitAtEnd
 from coursekit.cluster import gradebook
 from coursekit.cluster.bundle import safe_relative
-from coursekit.cluster.task import Result
+from coursekit.cluster.submission import Result
 from coursekit.core import incidents
 
 LEDGER = Table(

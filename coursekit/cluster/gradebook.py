@@ -101,6 +101,19 @@ def write_unreadable_notebooks(
         nbformat.write(nb, folder / path.name)
 
 
+def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
+    """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
+    autograde scores a missing one): the tasks left to grade, the unreadable ones with their
+    incidents, and the incidents report begun with them."""
+    invalid = invalid_submissions(root, tasks)
+    report: dict[str, dict[str, list[incidents.Incident]]] = {}
+    for (assignment, student), incident in invalid.items():
+        grade_unreadable(root, db_url, course_id, assignment, student)
+        write_unreadable_notebooks(root, assignment, student, incident)
+        report.setdefault(assignment, {})[student] = [incident]
+    return [t for t in tasks if t not in invalid], invalid, report
+
+
 def totals(db_url: str, course_id: str, tasks, invalid) -> dict[str, list[float]]:
     """assignment -> the auto score total of each graded learner."""
     result: dict[str, list[float]] = {}

@@ -1,41 +1,30 @@
 """One Dask task is one submission: plain data in, plain data out.
 
-In: a `Submission` (assignment, learner, digest of the submitted files, and
-the files as bytes). Out: a `Result` (the autograded files, per notebook the
-gradebook values stock `nbgrader autograde` wrote, incidents and verdict
-records). The worker never sees the class: a `CoursePlugin` brings it the
-course once (coursekit.cluster.bundle), and each task grades its submission
-with `worker.grade` (stock autograde, the course's preprocessors) in the
-worker's private scratch course, whose gradebook holds the assignment's
-definitions and this one learner. Learner code runs, as everywhere, in the
+In: a `Submission`, out: a `Result` (coursekit.cluster.submission). The
+worker never sees the class: a `CoursePlugin` brings it the course once
+(coursekit.cluster.bundle), and each task grades its submission with
+`worker.grade` (stock autograde, the course's preprocessors) in the worker's
+private scratch course, whose gradebook holds the assignment's definitions
+and this one learner. Learner code runs, as everywhere, in the
 sandboxed kernels that SandboxedExecute starts, never in the worker's process.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from coursekit.cluster.bundle import (
-    DEFINITIONS_DB,
-    CourseBundle,
-    safe_relative,
-    use_environment_bin,
-)
+from coursekit.cluster import worker
+from coursekit.cluster.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
+from coursekit.cluster.submission import NotebookRows, Result, Submission
 from coursekit.core import incidents, messages
-from coursekit.core.incidents import Incident
+from coursekit.core.environment import use_environment_bin
 from coursekit.core.messages import _
-from coursekit.exchange import plain_copy
-from coursekit.exchange.collect import PlainFileLimits
 from coursekit.exchange.names import kept_path
 
 # The grader's modules that import names from them when they are imported.
@@ -46,100 +35,8 @@ IMPORTERS = (
 )
 
 
-# Files of one submission handed to grading, notebooks first: the exchange's own limit
-# (SafeExchangeCollect.max_files), so a folder collected by it is graded whole, and one
-# placed in submitted/ by other means cannot cost the worker a copy per file per file
-# (nbgrader copies the other files into autograded/ in time quadratic in their number).
-MAX_FILES = PlainFileLimits.max_files.default_value
-NBGRADER_FILES = plain_copy.FIRST
-
-
 class SandboxRefusedError(RuntimeError):
     """This worker has no sandbox for learner code, so it grades nothing."""
-
-
-@dataclass(frozen=True)
-class Submission:
-    assignment: str
-    student: str
-    digest: str  # of the files and the extension: what the grade depends on besides the course
-    files: dict[str, bytes]  # relative path in the submitted folder -> content
-    # The learner's extension of the due date in the class gradebook: the late penalty
-    # (AssignLatePenalties) depends on it, and the worker's scratch gradebook has no learners.
-    extension: timedelta | None = None
-    left_out: int = 0  # files of the folder beyond MAX_FILES, not graded
-
-
-@dataclass
-class NotebookRows:
-    """What autograde wrote for one submitted notebook, by cell name."""
-
-    submitted: bool  # False: the file was missing, every cell scored 0 (stock's rule)
-    late_submission_penalty: float | None
-    grades: dict[str, tuple[float | None, bool]]  # cell -> (auto_score, needs_manual_grade)
-    comments: dict[str, str | None]  # cell -> auto_comment
-
-
-@dataclass
-class Result:
-    """One graded submission, the one type from the worker that graded it to the driver
-    that writes it and make grade's progress lines and summary."""
-
-    assignment: str
-    student: str
-    ok: bool  # False: grading itself broke (errors say why); nothing is written
-    seconds: float = 0.0
-    attempts: int = 1
-    errors: list[str] = field(default_factory=list)
-    digest: str = ""  # of the submitted files
-    course: str = ""  # the digest of the bundle it was graded with
-    worker: str = ""  # the Dask worker's address
-    timestamp: datetime | None = None
-    notebooks: dict[str, NotebookRows] = field(default_factory=dict)
-    autograded: dict[str, bytes] = field(default_factory=dict)
-    incidents: list[Incident] = field(default_factory=list)
-    verdicts: dict[str, dict[str, dict]] = field(default_factory=dict)  # notebook -> cell -> record
-    written: bool = False  # set by the driver's side: False when it was already in the gradebook
-
-
-def files_digest(files: dict[str, bytes], extension: timedelta | None = None) -> str:
-    digest = hashlib.sha256()
-    for relative in sorted(files):
-        # fsencode: a file name need not be UTF-8 (it is the learner's)
-        digest.update(b"\0" + os.fsencode(relative) + b"\0")
-        digest.update(hashlib.sha256(files[relative]).digest())
-    if extension is not None:  # none: the digest stays what it was before extensions counted
-        digest.update(f"\0extension\0{extension.total_seconds()!r}".encode())
-    return digest.hexdigest()
-
-
-def read_submission(
-    root: Path, assignment: str, student: str, extension: timedelta | None = None
-) -> Submission:
-    """The submitted folder's regular files (links and special files are left out: untrusted),
-    at most MAX_FILES of them, the notebooks first, as the course's exchange collects them."""
-    folder = Path(root) / "submitted" / student / assignment
-    found: list[Path] = []
-    for current, dirs, names in os.walk(folder):  # os.walk does not follow links to folders
-        dirs[:] = sorted(d for d in dirs if not (Path(current) / d).is_symlink())
-        for name in sorted(names):
-            path = Path(current) / name
-            if path.is_file() and not path.is_symlink():
-                found.append(path)
-    # nbgrader's own files (timestamp.txt, written by collect, and the secret) never count
-    own = [path for path in found if path.parent == folder and path.name in NBGRADER_FILES]
-    found = [path for path in found if path not in own]
-    found.sort(key=lambda path: (not (path.parent == folder and path.suffix == ".ipynb"), path))
-    kept = [*own, *found[:MAX_FILES]]
-    files = {str(path.relative_to(folder)): path.read_bytes() for path in kept}
-    left_out = len(found) - min(len(found), MAX_FILES)
-    return Submission(
-        assignment, student, files_digest(files, extension), files, extension, left_out
-    )
-
-
-def left_out_incident(submission: Submission) -> Incident:
-    return incidents.files_left_out(submission.left_out, MAX_FILES)
 
 
 def plugin_name(bundle: CourseBundle) -> str:
@@ -156,7 +53,7 @@ class CoursePlugin(WorkerPlugin):
 
     def setup(self, worker):
         use_environment_bin()  # kernels and alembic by name, wherever `dask worker` started
-        # as coursekit.cluster.__main__ does (its comment says why): for a `dask worker`
+        # as coursekit.cluster.cli does (its comment says why): for a `dask worker`
         # started by hand, which imports nbgrader, and so jsonschema, only from here
         if "jsonschema" not in sys.modules:
             sys.modules.setdefault("rfc3987_syntax", None)
@@ -201,8 +98,6 @@ class CoursePlugin(WorkerPlugin):
         return self.grader.submit(self._grade, submission, extra_args, address).result()
 
     def _grade(self, submission: Submission, extra_args: list[str], address: str) -> Result:
-        from coursekit.cluster import worker
-
         if self.refused:
             refused = _("This worker cannot isolate learner code, so it grades nothing: {why}")
             raise SandboxRefusedError(refused.format(why=self.refused))

@@ -19,7 +19,7 @@ import os
 import time
 
 from coursekit.autograde import once_per_notebook
-from coursekit.cluster.task import Result
+from coursekit.cluster.submission import Result
 
 
 class _Collect(logging.Handler):

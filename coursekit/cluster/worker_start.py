@@ -2,7 +2,7 @@
 
 Dask starts LocalCluster's worker processes from a fresh interpreter, so each
 would import distributed, nbgrader, the course's grader and pandas again and,
-through jsonschema, build rfc3987_syntax's Lark parser (coursekit.cluster.__main__
+through jsonschema, build rfc3987_syntax's Lark parser (coursekit.cluster.cli
 explains why that import is left out). Forked from a forkserver that imported
 this module once, they start with all of it: about 4 CPU-s less per worker.
 Each worker still starts its own warm-kernel parent (coursekit.cluster.task).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import sys
 
-if "jsonschema" not in sys.modules:  # as coursekit.cluster.__main__ does, for the same reason
+if "jsonschema" not in sys.modules:  # as coursekit.cluster.cli does, for the same reason
     sys.modules.setdefault("rfc3987_syntax", None)
 
 import distributed  # noqa: F401

@@ -7,7 +7,9 @@ the metadata itself.
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
 
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
@@ -22,9 +24,25 @@ SKIP_TAG = "skip-autograde"
 # brings under this key is dropped before grading (forget_verdicts).
 VERDICT_KEY = "coursekit_verdict"
 
+# A top-level `def`, for a source that does not parse (a learner's half-written cell).
+DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
+
 
 def grade_id(cell) -> str | None:
     return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def defined_function(source: str) -> str | None:
+    """The name of the first function a cell's source defines at its top level."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        match = DEF_LINE.search(source)
+        return match.group(1) if match else None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            return node.name
+    return None
 
 
 def is_answer(cell) -> bool:
@@ -40,16 +58,6 @@ def is_code_answer(cell) -> bool:
 def is_test(cell) -> bool:
     """An autograded test cell."""
     return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
-
-
-def is_setup(cell) -> bool:
-    """A locked code cell of the instructor's that is neither an answer nor a test."""
-    return (
-        cell.cell_type == "code"
-        and utils.is_locked(cell)
-        and not utils.is_grade(cell)
-        and not utils.is_solution(cell)
-    )
 
 
 def is_trusted_setup(cell, setup_sources: set[str]) -> bool:

@@ -19,32 +19,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from traitlets import TraitError, Unicode, validate
+from traitlets import Unicode, validate
 from traitlets.config import Config, Configurable
-from traitlets.config.loader import PyFileConfigLoader
 
-from coursekit.authoring.release import nbgrader
 from coursekit.core import messages
-
-CONFIG_FILE = "nbgrader_config.py"
-
-
-class NoCourseError(LookupError):
-    """No course root: no nbgrader_config.py here or in any folder above."""
-
-
-def find_root(given: str | Path | None = None) -> Path:
-    """The course root every command works on: `given` (its --root), else the nearest
-    folder from the working directory upward that holds nbgrader_config.py."""
-    if given:
-        return Path(given).resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file():
-            return folder
-    raise NoCourseError(
-        f"no {CONFIG_FILE} in {here} or any folder above it: run from the course or pass --root"
-    )
+from coursekit.core.environment import nbgrader
+from coursekit.core.root import CONFIG_FILE, NoCourseError, find_root, load_config
 
 
 def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **kwargs) -> None:
@@ -62,11 +42,6 @@ def add_root_argument(parser: argparse.ArgumentParser, flag: str = "--root", **k
     kwargs.setdefault("help", f"course root (default: the nearest folder holding {CONFIG_FILE})")
     # A string default goes through `type` at parse time: the search runs only then.
     parser.add_argument(flag, type=root, default="", **kwargs)
-
-
-def load_config(root: Path) -> Config:
-    """The course root's nbgrader_config.py, as nbgrader loads it."""
-    return PyFileConfigLoader(CONFIG_FILE, path=str(root)).load_config()
 
 
 class CourseKit(Configurable):
@@ -103,10 +78,7 @@ class CourseKit(Configurable):
 
     @validate("language")
     def _known_language(self, proposal):
-        try:
-            return messages.check(proposal["value"])
-        except messages.UnknownLanguageError as error:
-            raise TraitError(str(error)) from None
+        return messages.checked_setting(proposal["value"])
 
     # The folder its packages are imported from (set by `of` and `Course.kit`): an installed
     # `coursekit` command starts with its own bin/ on sys.path, not the course's folder.

@@ -7,16 +7,19 @@ coursekit/locale/coursekit.pot and compiles the `ko` and `en` catalogs
 (coursekit/locale/<language>/LC_MESSAGES/coursekit.po and .mo); `ko`'s text is
 the course's own Korean, `en`'s is the msgid unless its .po says otherwise.
 
-The language is the course's `c.CourseKit.language` (coursekit.core.course), read
-where the process is: a command chooses it for its course root (`use_course`,
-through `add_root_argument`), code handed an nbgrader config speaks its
-language for what it does with it (`speaking`: Validate's configure and hooks),
-and anything else (stock nbgrader commands and their preprocessors, a Dask
-worker in its scratch course) reads the course of the working folder, "ko"
-when there is none. Loading a config never changes the process's language:
-a process may read several courses' configs. The sandbox gets no catalog: the
-code inside it says nothing a learner reads, and what the grader's side
-builds from its replies is translated there.
+The language is the course's `c.CourseKit.language` (coursekit.core.course),
+read where the process is: a command chooses it for its course root
+(`use_course`, through `add_root_argument`), code handed an nbgrader config
+speaks its language for what it does with it (`speaking`: Validate's configure
+and hooks), and anything else (stock nbgrader commands and their
+preprocessors, a Dask worker in its scratch course) reads the course of the
+working folder, "ko" when there is none. A course's language is read from its
+config's text where the text says it plainly (coursekit.core.root), else by
+running the config: a message imports neither nbgrader nor the course's
+preprocessors. Loading a config never changes the process's language: a
+process may read several courses' configs. The sandbox gets no catalog: the
+code inside it says nothing a learner reads, and what the grader's side builds
+from its replies is translated there.
 
 A course's own texts (its catalog's mistakes, its checks' messages, its
 notebooks) are never looked up: they stay as the course wrote them.
@@ -28,6 +31,8 @@ import contextlib
 import functools
 import gettext
 from pathlib import Path
+
+from coursekit.core import root as course_root
 
 DOMAIN = "coursekit"
 LOCALE = Path(__file__).resolve().parent.parent / "locale"
@@ -66,16 +71,24 @@ def use(language: str | None) -> None:
 
 def use_course(root: str | Path) -> None:
     """Speak the language of the course at `root`."""
-    from coursekit.core.course import CourseKit
+    use(of_course(root))
 
-    use(CourseKit.of(root).language)
+
+def checked_setting(value: str) -> str:
+    """`c.CourseKit.language` as a course may set it: a TraitError naming the languages
+    there are, as traitlets reports a wrong setting, when coursekit does not speak it."""
+    try:
+        return check(value)
+    except UnknownLanguageError as error:
+        from traitlets import TraitError  # a config is at hand: traitlets is loaded
+
+        raise TraitError(str(error)) from None
 
 
 def of_config(config) -> str:
     """The language an nbgrader config sets (`c.CourseKit.language`, default ko)."""
-    from coursekit.core.course import CourseKit
-
-    return CourseKit(config=config).language
+    settings = config.get("CourseKit", {})
+    return checked_setting(settings["language"]) if "language" in settings else DEFAULT
 
 
 @contextlib.contextmanager
@@ -89,13 +102,34 @@ def speaking(language: str):
         _chosen = before
 
 
+def of_course(root: str | Path | None = None) -> str:
+    """The language of the course at `root` (else the one find_root finds; ko without one):
+    `CourseKit.of(root).language`, read from the config's text where it says it plainly
+    (coursekit.core.root): no nbgrader, no course preprocessors imported for a message."""
+    try:
+        stated = course_root.plain_setting(course_root.find_root(root), "CourseKit", "language")
+    except (course_root.NoCourseError, FileNotFoundError):
+        return DEFAULT  # as CourseKit.of: no course config, the defaults
+    if stated is course_root.NOT_SET:
+        return DEFAULT
+    if stated in LANGUAGES:
+        return stated
+    # Computed, set some other way, or unknown (the config's run raises the error).
+    config = course_root.find_root(root) / course_root.CONFIG_FILE
+    return _of_config_file(str(config.parent), config.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _of_config_file(root: str, mtime_ns: int) -> str:
+    """The language of a course whose config must be run to tell (once per version)."""
+    return of_config(course_root.load_config(Path(root)))
+
+
 def language() -> str:
     """The language this process speaks: chosen, else the working folder's course's."""
     if _chosen is not None:
         return _chosen
-    from coursekit.core.course import CourseKit
-
-    return CourseKit.of().language
+    return of_course()
 
 
 def _(message: str) -> str:

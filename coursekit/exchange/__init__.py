@@ -5,7 +5,7 @@ setting (as coursekit/learner/feedback_link.py plugs in `list`):
 
 - `collect` (SafeExchangeCollect): a submission counts for the account that
   wrote it and at the time the exchange received it; plain files only, within
-  a budget; what is left out or refused is logged in Korean and recorded in
+  a budget; what is left out or refused is logged in the course's language and recorded in
   reports/exchange_incidents.json; one odd submission never stops the others.
 - `submit`, `fetch_assignment` (transfer.py): the same plain-file copy; a
   submission folder only its owner (and the instructors) may write.

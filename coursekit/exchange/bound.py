@@ -15,7 +15,7 @@ nbgrader's own hook before that copy is the converter's `pre_convert_hook`
 `c.GenerateFeedback.pre_convert_hook = bound_autograded`). When the folder
 holds anything the exchange would not have collected as it is, the hook
 puts in its place the exchange's own bounded copy (`plain_copy.copy_folder`,
-the same budget, the same Korean reasons, `inert_names`), and moves the
+the same budget, the same reasons, `inert_names`), and moves the
 rest, each name made inert too, to `left_out/<the folder's path>/`: nothing
 is deleted, and no server renders any of it. What it did is logged, added to
 reports/exchange_incidents.json and, for autograde, noted in the graded
@@ -39,6 +39,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.log import get_logger
 
+from coursekit.core.course import load_config
 from coursekit.core.messages import _
 from coursekit.exchange import reasons, record
 from coursekit.exchange.collect import course_budget
@@ -109,8 +110,6 @@ def _bound(notebooks, note: bool) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _config(root: str, mtime_ns: int) -> Config:
-    from coursekit.core.course import load_config
-
     return load_config(root)
 
 

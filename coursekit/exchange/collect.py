@@ -176,12 +176,19 @@ class SafeExchangeCollect(PlainFileLimits, ExchangeCollect):
         if not stat.S_ISDIR(st.st_mode):
             self._refuse(claimed, filename, _(reasons.NOT_A_FOLDER))
             return None
-        if st.st_uid not in staff:
-            owner = reasons.account(st.st_uid)
-            learner = self.learner_id(owner)
-            if learner != claimed:
-                self._refuse(claimed, filename, reasons.planted(owner, learner, claimed))
-                return None
+        owner = reasons.account(st.st_uid)
+        learner = self.learner_id(owner)
+        if st.st_uid not in staff and learner != claimed:
+            self._refuse(claimed, filename, reasons.planted(owner, learner, claimed))
+            return None
+        if learner != claimed and self.check_owner:  # a staff account's: kept, as stock warns
+            staff_owned = _(
+                "{submission} is owned by {owner}, not by {learner}: collected, as a staff "
+                "account's (set ExchangeCollect.check_owner = False to silence this)"
+            )
+            self.log.warning(
+                staff_owned.format(submission=shown(filename), owner=shown(owner), learner=claimed)
+            )
         try:
             scan = copy_folder(path, None, self.budget(), owner_uid=st.st_uid)
         except OSError as error:

@@ -2,7 +2,7 @@
 
 Every step goes through directory file descriptors (`dir_fd`, `O_NOFOLLOW`),
 so a link swapped in while the copy runs is not followed either. What is left
-out is returned with a Korean reason, never raised: an odd entry costs only
+out is returned with a reason in the course's language, never raised: an odd entry costs only
 itself.
 """
 
@@ -47,7 +47,7 @@ class Budget:
 @dataclass
 class LeftOut:
     path: str  # relative to the submission folder, printable
-    reason: str  # Korean, for the learner and the TA
+    reason: str  # in the course's language, for the learner and the TA
 
 
 @dataclass

@@ -20,7 +20,7 @@ def update(path: str, assignment: str, incidents: dict[str, list[dict]]) -> None
     """Replace this assignment's entries of the learners collected now; keep everyone else's.
 
     Each entry is {"submission": inbound folder name, "path": file inside it
-    ("" for the whole submission), "reason": Korean}.
+    ("" for the whole submission), "reason": in the course's language}.
     """
     report = read(path)
     if not isinstance(report, dict):

@@ -1,7 +1,7 @@
 """`nbgrader submit`, `fetch_assignment` and `release_feedback` that hand over plain files only.
 
 nbgrader's classes with their copy step replaced: links are not followed,
-FIFOs, devices and sockets are left out (and logged in Korean), and nothing is
+FIFOs, devices and sockets are left out (and logged in the course's language), and nothing is
 written through a link that already sits at the destination.
 """
 

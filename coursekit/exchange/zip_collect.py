@@ -9,7 +9,7 @@ and `InertFileNameCollectorPlugin` matches the instructor's `named_regexp`
 and `valid_ext` against the name as handed in, and returns a `file_id` from
 which the app makes the kept name again. A rendering name found in extracted/
 (put there by hand, not extracted) is not collected. Each rename and refusal
-is logged in Korean and added to reports/exchange_incidents.json.
+is logged in the course's language and added to reports/exchange_incidents.json.
 
 nbgrader_config.py: `c.ZipCollectApp.extractor_plugin`, `collector_plugin`;
 the instructor's settings stay `c.FileNameCollectorPlugin.named_regexp` etc.
@@ -33,6 +33,12 @@ RENDERING_IN_EXTRACTED = N_(
 )
 
 
+# What this process's extractor renamed: the renamed file's real path -> the name handed in.
+# zip_collect extracts and collects in one run; a run that finds extracted/ made by an
+# earlier one falls back to the names (handed_in_name).
+_RENAMED: dict[str, str] = {}
+
+
 class InertExtractorPlugin(ExtractorPlugin):
     """nbgrader's extractor, then every extracted file renamed to its kept name."""
 
@@ -43,15 +49,26 @@ class InertExtractorPlugin(ExtractorPlugin):
                 kept = unused_kept_name(current, name)
                 if kept != name:
                     os.rename(os.path.join(current, name), os.path.join(current, kept))
+                    _RENAMED[os.path.realpath(os.path.join(current, kept))] = name
                     renamed = _("Renamed: {name} -> {kept}")
                     self.log.info(renamed.format(name=shown(name), kept=shown(kept)))
 
 
-def handed_in_name(name: str) -> str:
-    """The name before InertExtractorPlugin renamed it (the name itself if it did not)."""
+def handed_in_name(path: str) -> str:
+    """The name before InertExtractorPlugin renamed the file (its name if it did not).
+
+    As this process's extractor recorded it; for a file it did not extract, only a
+    rendering suffix is taken back (`notes.html.txt` -> `notes.html`): a name with
+    none (`README` -> `README.txt`) cannot be told from a `.txt` handed in as such
+    (nbgrader's own `timestamp.txt`), which is collected as it is.
+    """
+    name = os.path.basename(path)
+    recorded = _RENAMED.get(os.path.realpath(path))
+    if recorded is not None:
+        return recorded
     if name.endswith(INERT_SUFFIX):
         original = name[: -len(INERT_SUFFIX)]
-        if kept_name(original) != original:
+        if os.path.splitext(original)[1] and kept_name(original) != original:
             return original
     return name
 
@@ -65,7 +82,7 @@ class InertFileNameCollectorPlugin(FileNameCollectorPlugin):
             self.log.warning("%s: %s", shown(name), _(RENDERING_IN_EXTRACTED))
             self._note(None, name, _(RENDERING_IN_EXTRACTED))
             return None
-        original = handed_in_name(name)
+        original = handed_in_name(submitted_file)
         info = super().collect(os.path.join(folder, original))
         if not info or original == name:
             return info

@@ -15,5 +15,6 @@ This package does the same for this course, without touching the course's
   instructor's own config and copy of the course;
 - `board_service`: `make live` and its TA board as a hub service, and its roles;
 - `jupyterhub_config.py`: the config file JupyterHub loads;
-- `__main__`: `python -m coursekit.hub up|down`.
+- `trial_class`: the class set up (accounts, files, proxy, roster) and removed;
+- `__main__`: `python -m coursekit.hub up|down`, argument parsing and printing.
 """

@@ -50,7 +50,7 @@ c.Exchange.timezone = {timezone!r}
 c.NbGraderAPI.timezone = {timezone!r}
 c.Execute.timeout = {timeout!r}  # the course's limit per cell, also Validate's
 
-# Validate (the notebook's button and `nbgrader validate`) speaks Korean.
+# Validate (the notebook's button and `nbgrader validate`) speaks the course's language.
 configure_validate(c)
 
 # The Assignments tab's "(view feedback)" selects the feedback page, not its folder.

@@ -23,7 +23,6 @@ from coursekit.core import cells, incidents
 from coursekit.core.messages import N_, _
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
-DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
 UNDEFINED_NAME = re.compile(r"name '(\w+)' is not defined")
 # IPython writes each frame of a traceback as "Cell In[3], line 15, in split_heads(M, h)".
 FRAME_FUNCTION = re.compile(r", in (\w+)\(")
@@ -93,7 +92,7 @@ def functions(nb) -> list[Function]:
     found: list[Function] = []
     for cell in nb.cells:
         if cells.is_code_answer(cell):
-            name = defined_function(cell.source) or cells.grade_id(cell) or "?"
+            name = cells.defined_function(cell.source) or cells.grade_id(cell) or "?"
             found.append(Function(name, answer=cell))
         elif cells.is_test(cell):
             if not found:
@@ -111,18 +110,6 @@ def is_unanswered(cell) -> bool:
     """nbgrader's rule: an answer cell whose checksum is the released one is not answered."""
     checksum = cell.metadata.get("nbgrader", {}).get("checksum")
     return checksum is not None and checksum == utils.compute_checksum(cell)
-
-
-def defined_function(source: str) -> str | None:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        match = DEF_LINE.search(source)
-        return match.group(1) if match else None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            return node.name
-    return None
 
 
 def is_hidden_only(cell) -> bool:

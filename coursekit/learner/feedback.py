@@ -9,6 +9,12 @@ the written answers with the TA's score or "not graded yet", and the late
 penalty, in the course's language (coursekit.core.messages). The function
 names link to their first failing cell.
 
+The same rows go into the page once more as data: a hidden element
+`#coursekit-attempt` whose `data-attempt` attribute holds them as JSON
+(ATTEMPT_SCHEMA), so that a learner's panel reads the attempt from the page that
+stock release_feedback and fetch_feedback carry, never its markup
+(`read_attempt`).
+
 It also adds CSS so that long messages and hints (Korean ones too) wrap inside
 their boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
 replaces it; the late-penalty line of that list stays).
@@ -16,7 +22,9 @@ replaces it; the late-penalty line of that list stays).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from html.parser import HTMLParser
 
 import nbformat
 from nbgrader.api import Gradebook
@@ -28,6 +36,8 @@ from coursekit.core.messages import _
 from coursekit.learner import diagnosis
 
 SUMMARY_ID = "course-summary"
+ATTEMPT_ID = "coursekit-attempt"
+ATTEMPT_SCHEMA = 1
 CSS = """
 div.output_area pre, div.output_subarea pre, div.input_area pre, div.highlight pre {
   white-space: pre-wrap;
@@ -64,17 +74,21 @@ def _max(cell) -> float:
     return float(cell.metadata.get("nbgrader", {}).get("points") or 0)
 
 
-def misconception_line(cell) -> str:
-    """'Likely mistake [key]: ...' from the verdict record the grader stored in a failed
-    hidden test cell (coursekit.checks.verdict), or "" when it names none."""
+def stored_verdict(cell) -> Verdict | None:
+    """The verdict record the grader stored in a failed hidden test cell
+    (coursekit.checks.verdict), or None."""
     record = cells.verdict_record(cell)
     if not isinstance(record, dict):
-        return ""
+        return None
     try:
-        verdict = Verdict.from_record(record)
+        return Verdict.from_record(record)
     except (TypeError, ValueError):
-        return ""
-    if verdict.misconception is None:
+        return None
+
+
+def misconception_line(verdict: Verdict | None) -> str:
+    """'Likely mistake [key]: ...', or "" when the verdict names none."""
+    if verdict is None or verdict.misconception is None:
         return ""
     return _("Likely mistake [{key}]: {title}").format(
         key=verdict.key, title=verdict.misconception["title"]
@@ -109,10 +123,35 @@ class FunctionRow:
     """One contract function: its points and, when a cell failed, the first diagnosis."""
 
     name: str
-    points: str
+    score: float
+    out_of: float
     anchor: str | None = None  # grade_id of the first failing cell
     message: str | None = None  # None: every cell passed
     misconception: str = ""
+    verdict: Verdict | None = None  # the first hidden check's record among the failing cells
+
+    @property
+    def points(self) -> str:
+        return f"{_points(self.score)} / {_points(self.out_of)}"
+
+    def data(self) -> dict:
+        verdict, mistake = self.verdict, self.verdict and self.verdict.misconception
+        return {
+            "name": self.name,
+            "score": self.score,
+            "max": self.out_of,
+            "cell": self.anchor,
+            "message": self.message,
+            "misconception": {"key": mistake["key"], "title": mistake["title"]}
+            if mistake
+            else None,
+            "seed": verdict.seed if verdict else None,
+            "expected": verdict.expected or None if verdict else None,
+            "received": verdict.got or None if verdict else None,
+        }
+
+
+GRADED = "graded"
 
 
 @dataclass
@@ -120,9 +159,25 @@ class AnswerRow:
     """One written answer and where its TA grading stands."""
 
     grade_id: str
-    points: str
+    score: float | None  # None: not graded yet
+    out_of: float
+    state: str  # WAITING, LEFT_BLANK or GRADED
     text: str
     has_comment: bool
+
+    @property
+    def points(self) -> str:
+        if self.state == WAITING:
+            return _("not graded yet")
+        return f"{_points(self.score)} / {_points(self.out_of)}"
+
+    def data(self) -> dict:
+        return {
+            "grade_id": self.grade_id,
+            "score": None if self.state == WAITING else self.score,
+            "max": self.out_of,
+            "state": self.state,
+        }
 
 
 def function_rows(nb) -> list[FunctionRow]:
@@ -131,15 +186,17 @@ def function_rows(nb) -> list[FunctionRow]:
     for function in functions:
         got = sum(_score(c) or 0 for c in function.tests)
         out_of = sum(_max(c) for c in function.tests)
-        row = FunctionRow(function.name, f"{_points(got)} / {_points(out_of)}")
+        row = FunctionRow(function.name, got, out_of)
         failing = [c for c in function.tests if (_score(c) or 0) < _max(c)]
         if failing:
             first = failing[0]
             row.anchor = cells.grade_id(first) or ""
             row.message = diagnosis.first_line(diagnosis.diagnose(first, functions).message, 300)
+            verdicts = [v for cell in failing if (v := stored_verdict(cell)) is not None]
+            row.verdict = verdicts[0] if verdicts else None
             # The visible test fails first but says less: the misconception a hidden
             # check named for this function goes under it.
-            extra = next((line for cell in failing if (line := misconception_line(cell))), "")
+            extra = next((line for v in verdicts if (line := misconception_line(v))), "")
             if extra != row.message:
                 row.misconception = extra
         rows.append(row)
@@ -152,17 +209,34 @@ def answer_rows(nb, resources) -> list[AnswerRow]:
     for cell in diagnosis.written_answers(nb):
         score, state = _score(cell), states.get(cells.grade_id(cell))
         if score is None or state == WAITING:
-            points, text = _("not graded yet"), _("Written answer: a TA grades it.")
-        else:
-            points = f"{_points(score)} / {_points(_max(cell))}"
-            text = (
-                _("Written answer: handed in as released, so no points; write it and submit again.")
-                if state == LEFT_BLANK
-                else _("Written answer: graded by a TA.")
+            state, text = WAITING, _("Written answer: a TA grades it.")
+        elif state == LEFT_BLANK:
+            text = _(
+                "Written answer: handed in as released, so no points; write it and submit again."
             )
+        else:
+            state, text = GRADED, _("Written answer: graded by a TA.")
         comment = cell.metadata.get("nbgrader", {}).get("comment")
-        rows.append(AnswerRow(cells.grade_id(cell) or "", points, text, bool(comment)))
+        rows.append(
+            AnswerRow(cells.grade_id(cell) or "", score, _max(cell), state, text, bool(comment))
+        )
     return rows
+
+
+def attempt_data(
+    functions: list[FunctionRow], answers: list[AnswerRow], info: dict, late: float
+) -> dict:
+    """The attempt as the page shows it, as data (ATTEMPT_SCHEMA), for the learner's panel."""
+    total = None
+    if "score" in info and "max_score" in info:
+        total = {"score": float(info["score"]), "max": float(info["max_score"])}
+    return {
+        "schema": ATTEMPT_SCHEMA,
+        "total": total,
+        "late_penalty": late,
+        "functions": [row.data() for row in functions],
+        "answers": [row.data() for row in answers],
+    }
 
 
 def summary_html(nb, resources) -> str:
@@ -171,15 +245,48 @@ def summary_html(nb, resources) -> str:
     if "score" in info and "max_score" in info:
         total = f"{_points(info['score'])} / {_points(info['max_score'])}"
     late = float(info.get("late_penalty") or 0)
+    functions, answers = function_rows(nb), answer_rows(nb, resources)
     # One line: markdown would read indented HTML as a code block.
     return templating.render_one_line(
         "feedback_summary.html.j2",
         summary_id=SUMMARY_ID,
         total=total,
-        functions=function_rows(nb),
-        answers=answer_rows(nb, resources),
+        functions=functions,
+        answers=answers,
         late_penalty=_points(late) if late else "",
+        attempt_id=ATTEMPT_ID,
+        attempt=json.dumps(attempt_data(functions, answers, info, late), ensure_ascii=False),
     )
+
+
+class _FirstAttempt(HTMLParser):
+    """Finds the first element with id ATTEMPT_ID and keeps its data-attempt."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if self.found is None and attributes.get("id") == ATTEMPT_ID:
+            self.found = attributes.get("data-attempt") or ""
+
+
+def read_attempt(page: str) -> dict | None:
+    """The attempt data of a feedback page (the first #coursekit-attempt: the summary's,
+    which comes before anything of the learner's), or None when it has none or it is
+    not this schema's."""
+    finder = _FirstAttempt()
+    finder.feed(page)
+    if not finder.found:
+        return None
+    try:
+        data = json.loads(finder.found)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("schema") != ATTEMPT_SCHEMA:
+        return None
+    return data
 
 
 class FeedbackSummary(NbGraderPreprocessor):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
 
+from coursekit.core.messages import _, ngettext
 from coursekit.exchange.collect import due_date
 from coursekit.live import attempts
 from coursekit.live.inbound import collector, received
@@ -64,6 +65,30 @@ def put_in_place(root: Path, config, assignments=(), students=()) -> Placed:
             done = held(coursedir, learner, assignment) == chosen["timestamp"]
             (placed.put if done else placed.not_put).append((assignment, learner))
     return placed
+
+
+def put_counted_in_place(root: Path, config, assignments=(), students=()) -> str:
+    """Each live learner's counted attempt in submitted/; the line saying so ("" when no
+    learner was graded live: a class that never ran make live is graded as collected)."""
+    if not attempts.any_record(root):
+        return ""
+    placed = put_in_place(root, config, assignments, students)
+    if not placed.learners:
+        return ""
+    line = ngettext(
+        "Counted attempts (c.LiveGrading.counted): put in place for {put} of {learners} "
+        "learner graded live",
+        "Counted attempts (c.LiveGrading.counted): put in place for {put} of {learners} "
+        "learners graded live",
+        placed.learners,
+    ).format(put=len(placed.put), learners=placed.learners)
+    for assignment, learner in placed.not_put:
+        refused = _(
+            "{assignment} · {learner}: the exchange did not collect the counted attempt "
+            "(reports/exchange_incidents.json)"
+        )
+        line += "\n  " + refused.format(assignment=assignment, learner=learner)
+    return line
 
 
 def held(coursedir: CourseDirectory, learner: str, assignment: str):

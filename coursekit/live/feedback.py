@@ -1,8 +1,8 @@
 """A learner's feedback, made and released the moment their attempt is graded.
 
 A graded attempt: stock `generate_feedback` for that learner with the course's
-config (its preprocessors: hidden tests cleared, tracebacks cut, the Korean
-summary) and the safe exchange's `release_feedback`, through nbgrader's own
+config (its preprocessors: hidden tests cleared, tracebacks cut, the summary
+in the course's language) and the safe exchange's `release_feedback`, through nbgrader's own
 API as formgrader calls them. An attempt the policy held back: a short note,
 released by the same release class as that submission's page, so stock
 `nbgrader fetch_feedback` brings it beside the submission it answers.
@@ -11,7 +11,6 @@ released by the same release class as that submission's page, so stock
 from __future__ import annotations
 
 import copy
-import html
 import os
 import shutil
 from pathlib import Path
@@ -20,13 +19,13 @@ from nbgrader.apps.api import NbGraderAPI
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 
+from coursekit.core import templating
 from coursekit.core.messages import N_, _
 from coursekit.exchange.transfer import SafeExchangeReleaseFeedback, read_small
 from coursekit.live.attempts import TOO_MANY, attempt_id
 
 NOTES = "live/notes"  # under the course root: each note's page before it is released
 
-TITLE = N_("Submission kept, not graded")
 TOO_SOON_NOTE = N_(
     "This submission (received {submitted}) is kept, but it is not graded: a submission "
     "is graded at most once every {interval} seconds. Submit again from {next_at} and it "
@@ -73,7 +72,7 @@ class Publisher:
         (pages / "submission_secret.txt").write_text(secret, encoding="utf-8")
         (pages / "timestamp.txt").write_text(when["submitted"], encoding="utf-8")
         text = _(TOO_MANY_NOTE if outcome == TOO_MANY else TOO_SOON_NOTE).format(**when)
-        page = note_page(_(TITLE), text)
+        page = note_page(text)
         for notebook in sorted(p.name for p in os.scandir(folder) if p.name.endswith(".ipynb")):
             (pages / f"{notebook[: -len('.ipynb')]}.html").write_text(page, encoding="utf-8")
         config = copy.deepcopy(self.config)  # Config.copy() shares its sections
@@ -88,10 +87,6 @@ class Publisher:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def note_page(title: str, text: str) -> str:
-    """A page with no script and no link: two lines of escaped text."""
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n"
-        f"<body><h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p></body></html>\n"
-    )
+def note_page(text: str) -> str:
+    """A page with no script and no link: its title and `text`, escaped."""
+    return templating.render("live_note.html.j2", text=text) + "\n"

@@ -31,6 +31,7 @@ from traitlets.config import Configurable
 from coursekit.core.messages import _
 from coursekit.exchange.collect import last_before
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
+from coursekit.live.board import LiveBoard
 
 COUNTED = ("last", "best")
 OVERRIDDEN = ("min_interval", "max_attempts", "counted")  # what per_assignment may set
@@ -135,7 +136,5 @@ def points(attempt: Attempt) -> float:
 def check_settings(config) -> None:
     """The live settings of a course's config, as make live and make grade read them:
     TraitError naming the setting when one is wrong."""
-    from coursekit.live.board import LiveBoard
-
     LiveGrading(config=config)
     LiveBoard(config=config)

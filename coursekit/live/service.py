@@ -1,47 +1,41 @@
 """The live grading service: each inbound submission collected, graded, answered, recorded.
 
 A continuous pipeline (`LiveService.step`, again whenever inbound changes or a
-task is done): every attempt whose grading is done is finished at once (its
-result written by `make grade`'s driver, the learner's page made and
-released, the attempt's record written last, `attempts`), and then, for
-every learner and assignment with nothing on the cluster, the earliest
-submission not handled yet (`inbound.pending`) is taken: put to the policy
-(`policy.LiveGrading`: one held back gets its note and its record), collected
-by the safe exchange, and its task handed to the Dask cluster by `make
-grade`'s own `ClassRun` (the course plugin, the sandbox, the driver as the only
-writer of the gradebook, which writes a submission it already holds with the
-same files nothing twice). So a learner's attempts are handled in the order
-the exchange received them, one at a time, and different learners' side by
-side, each answered as soon as its own task is done. At most a few tasks per
-worker thread are on the cluster (`IN_FLIGHT_PER_THREAD`); the rest wait in
-inbound, uncollected. A service killed at any moment leaves a submission
-without a record, handled again at the next start.
+task is done) over one `GradingSession` (coursekit.cluster.session, what
+`make grade` grades with: the course plugin, the sandbox, the driver as the
+only writer of the gradebook, which writes a submission it already holds with
+the same files nothing twice, the incidents report): every attempt whose
+grading is done is finished at once (its result written by the session's
+driver, the learner's page made and released, the attempt's record written
+last, `attempts`), and then, for every learner and assignment with nothing on
+the cluster, the earliest submission not handled yet (`inbound.pending`) is
+taken: put to the policy (`policy.LiveGrading`: one held back gets its note
+and its record), collected by the safe exchange, and its task submitted. So a
+learner's attempts are handled in the order the exchange received them, one
+at a time, and different learners' side by side, each answered as soon as its
+own task is done. At most a few tasks per worker thread are on the cluster
+(`IN_FLIGHT_PER_THREAD`); the rest wait in inbound, uncollected. A service
+killed at any moment leaves a submission without a record, handled again at
+the next start.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from concurrent.futures import CancelledError
 from contextlib import nullcontext
 from datetime import UTC, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import nbformat
 from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
-from coursekit.cluster import bundle, gradebook, task
-from coursekit.cluster.distribute import (
-    LOST_SCHEDULER,
-    NO_WORKER_GRACE,
-    ClassRun,
-    lost_connection,
-    no_worker,
-)
-from coursekit.core import cells, incidents
+from coursekit.cluster.distribute import LOST_SCHEDULER, lost_connection
+from coursekit.cluster.session import GradingSession
+from coursekit.cluster.submission import Submission
+from coursekit.core import cells
 from coursekit.core.course import Course, CourseKit
 from coursekit.core.messages import _
 from coursekit.learner import diagnosis
@@ -62,7 +56,7 @@ class Flight:
     """An attempt whose task is on the cluster."""
 
     entry: Entry
-    submission: task.Submission  # without its files: the task has them
+    submission: Submission  # without its files: the task has them
     stages: dict[str, str]
 
 
@@ -80,52 +74,21 @@ class TerminalInterruptIgnored(WorkerPlugin):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class PluginOnce:
-    """The client as ClassRun uses it, but a course plugin already on the workers is not
-    registered again: distributed would tear it down and set it up anew (the bundle
-    unpacked, the warm-kernel parent started) for every pass. A worker that joins later
-    gets it from the scheduler all the same."""
-
-    def __init__(self, client):
-        self._client, self._names = client, set()
-
-    def register_plugin(self, plugin, name=None, **kwargs):
-        if name not in self._names:
-            self._client.register_plugin(plugin, name=name, **kwargs)
-            self._names.add(name)
-
-    def __getattr__(self, attribute):
-        return getattr(self._client, attribute)
-
-
-def _score_unreadable(root, db_url, course_id, tasks):
-    from coursekit.cluster.__main__ import score_unreadable  # make grade's own step
-
-    return score_unreadable(root, db_url, course_id, tasks)
-
-
 class LiveService:
     def __init__(
         self,
-        root: Path,
-        client,
+        session: GradingSession,
         *,
-        extra_args: list[str] | None = None,
-        unsafe_no_sandbox: bool = False,
         rescan: float = RESCAN_SECONDS,
         local_cluster: bool = True,
         in_flight_per_thread: int = IN_FLIGHT_PER_THREAD,
-        no_worker_grace: float = NO_WORKER_GRACE,
         echo=print,
     ):
-        self.root, self.client = Path(root).resolve(), PluginOnce(client)
+        """`session`: connected, and closed by the caller once `run` returns."""
+        self.session, self.root = session, session.root
         course = Course(self.root)
         self.config = course.config
-        settings = gradebook.course_settings(self.root)
-        self.db_url = gradebook.with_busy_timeout(settings.db_url)
-        self.course_id = settings.course_id
-        self.extra_args = [f"--CourseDirectory.db_url={self.db_url}", *(extra_args or [])]
-        self.unsafe_no_sandbox, self.rescan, self.echo = unsafe_no_sandbox, rescan, echo
+        self.rescan, self.echo = rescan, echo
         self.local_cluster = local_cluster  # its workers are this terminal's processes
         self.policy = LiveGrading(config=self.config)
         self.assignments = course.assignments()
@@ -134,77 +97,41 @@ class LiveService:
         self.zone = ZoneInfo(CourseKit.of(self.root).timezone)
         self.stopping, self.wake = threading.Event(), threading.Event()
         self.in_flight_per_thread = in_flight_per_thread
-        self.incidents_path = self.root / "reports" / "grading_incidents.json"
-        self.grading: ClassRun | None = None  # make grade's run the tasks go to
         self.flights: dict[object, Flight] = {}  # Dask future -> its attempt
         self.noticed: dict[str, str] = {}  # inbound name -> when first seen, while it waits
-        self.no_worker_grace, self.alone_since = no_worker_grace, None
 
     def stop(self) -> None:
         """Stop after the attempt being finished now (from a signal handler too)."""
         self.stopping.set()
         self.wake.set()
 
-    def course_bundle(self):
-        """Every assignment's, read again whenever nothing is on the cluster (a check
-        changed since is graded with)."""
-        return bundle.make(self.root, self.db_url, self.course_id, self.assignments)
-
-    def class_run(self) -> ClassRun:
-        """make grade's run the next tasks go to: a new one when the course changed."""
-        course = self.course_bundle()
-        if self.grading is None or self.grading.bundle.digest != course.digest:
-            if self.grading is not None:
-                self.grading.driver.close()
-            self.grading = ClassRun(
-                self.client,
-                self.root,
-                self.db_url,
-                self.course_id,
-                [],
-                self.extra_args,
-                unsafe_no_sandbox=self.unsafe_no_sandbox,
-                quiet=True,
-                course_bundle=course,
-            )
-            self.grading.start()  # the course on the workers (once per content hash)
-        return self.grading
+    def use_course(self) -> None:
+        """Every assignment's course, read again whenever nothing is on the cluster (a check
+        changed since is graded with), and on the workers when it changed."""
+        if self.session.use_course(self.assignments):
+            self.session.start()  # the course on the workers (once per content hash)
 
     def capacity(self) -> int:
         """How many tasks may be on the cluster at once."""
-        return max(1, sum(self.client.nthreads().values())) * self.in_flight_per_thread
-
-    def check_workers(self) -> None:
-        """Tasks out on a cluster that has had no worker for NO_WORKER_GRACE: stop with
-        the reason, as make grade does, rather than wait for ever (they are graded at the
-        next start)."""
-        if self.flights and not self.client.nthreads():
-            self.alone_since = self.alone_since or time.monotonic()
-            if time.monotonic() - self.alone_since >= self.no_worker_grace:
-                raise no_worker(self.no_worker_grace, len(self.flights))
-        else:
-            self.alone_since = None
+        return self.session.threads() * self.in_flight_per_thread
 
     def run(self) -> None:
         if self.local_cluster:  # a running cluster's workers keep their own Ctrl-C
-            self.client.register_plugin(TerminalInterruptIgnored())
-        self.class_run()  # the course on the workers before the first submit, not during it
+            self.session.register_plugin(TerminalInterruptIgnored())
+        self.use_course()  # the course on the workers before the first submit, not during it
         self.echo(
             _("Live grading of {root}: watching {inbound}").format(
                 root=self.root, inbound=self.inbound.path
             )
         )
         watch = Watch(self.inbound.path, self.wake) if self.inbound.path.is_dir() else None
-        try:
-            with watch or nullcontext():
-                while not self.stopping.is_set():
-                    self.wake.clear()  # before the pass: a notice during it wakes the next
-                    if not self.step():
-                        self.check_workers()
-                        self.wake.wait(self.rescan)
-        finally:  # what is still on the cluster is abandoned: no record, graded next start
-            if self.grading is not None:
-                self.grading.driver.close()
+        # what is still on the cluster when it stops is abandoned: no record, graded next start
+        with watch or nullcontext():
+            while not self.stopping.is_set():
+                self.wake.clear()  # before the pass: a notice during it wakes the next
+                if not self.step():
+                    self.session.check_workers(len(self.flights))
+                    self.wake.wait(self.rescan)
 
     def step(self) -> int:
         """One pass: every attempt whose task is done finished, then the next attempts
@@ -221,13 +148,11 @@ class LiveService:
                 continue
             del self.flights[future]
             try:
-                result = self.grading.finish(future, flight.submission)
+                result = self.session.finish(future, flight.submission)
             except (CancelledError, *LOST_SCHEDULER) as error:
                 raise lost_connection(error, len(self.flights) + 1) from None
             flight.stages["graded"] = now()
-            key = (result.assignment, result.student)
-            found = {result.assignment: {result.student: result.incidents}}
-            incidents.write_report(self.incidents_path, found if result.incidents else {}, [key])
+            self.session.write_incidents()
             self.finish(flight.entry, result, flight.stages)
             finished += 1
         return finished
@@ -267,19 +192,19 @@ class LiveService:
             return
         stages["collected"] = now()
         key = (entry.assignment, entry.learner)
-        gradebook.prepare(self.db_url, self.course_id, [key])
-        _tasks, invalid, report = _score_unreadable(self.root, self.db_url, self.course_id, [key])
+        _left, invalid = self.session.prepare([key])
         if invalid:  # scored 0 before any grading, as make grade scores it
-            incidents.write_report(self.incidents_path, report, [key])
+            self.session.write_incidents()
             self.finish(entry, None, stages)
             return
-        run = self.grading if self.flights else self.class_run()
-        submission = run.to_grade(*key)
+        if not self.flights:
+            self.use_course()
+        submission = self.session.to_grade(*key)
         if submission is None:  # its files already graded: the gradebook holds it
             self.finish(entry, None, stages)
             return
         try:
-            future = run.submit(submission)
+            future = self.session.submit(submission)
         except LOST_SCHEDULER as error:
             raise lost_connection(error, len(self.flights) + 1) from None
         stages["scheduled"] = now()
@@ -378,7 +303,7 @@ class LiveService:
         failed function); the verdict record of each failed check from the autograded
         notebooks."""
         cells_of = {}
-        with Gradebook(self.db_url, self.course_id) as gb:
+        with Gradebook(self.session.db_url, self.session.course_id) as gb:
             for notebook in gb.find_submission(assignment, learner).notebooks:
                 for grade in notebook.grades:
                     if grade.auto_score is not None:

@@ -39,8 +39,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import ExportPlugin
 from traitlets import Dict, Enum, Int, Unicode
 
-from coursekit.authoring.release import nbgrader
 from coursekit.core.course import add_root_argument
+from coursekit.core.environment import nbgrader
 
 
 class ExportError(RuntimeError):

@@ -30,6 +30,7 @@ from coursekit.core.course import Course, CourseKit, add_root_argument
 from coursekit.core.messages import _, ngettext
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor
+from coursekit.staff.report.cli import main as report_main
 
 CATALOG_MISTAKES = 4
 
@@ -48,12 +49,6 @@ def unknown_mistakes(kit: CourseKit | None = None) -> dict[str, tuple[str, list[
         for assignment, catalog in catalogs(kit).items()
         if catalog.unknown_mistake is not None
     }
-
-
-def __getattr__(name: str):
-    if name == "UNKNOWN_MISTAKES":  # the course found from the working directory
-        return unknown_mistakes()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager
@@ -201,8 +196,6 @@ def main(argv=None) -> int:
     print(f"== {whole}\n", flush=True)
     if args.no_report:
         return 0
-
-    from coursekit.staff.report.cli import main as report_main
 
     return report_main(["--root", str(args.root), *assignments])
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-from coursekit.authoring.release import venv_environment
 from coursekit.core import cells
 from coursekit.core.course import Course
+from coursekit.core.environment import venv_environment
 
 
 class CourseHarness(Course):

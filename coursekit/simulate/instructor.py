@@ -7,8 +7,6 @@ root's nbgrader_config.py, but without starting an interpreter per command.
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -20,20 +18,20 @@ from nbgrader.plugins.export import CsvExportPlugin
 from sqlalchemy.exc import SAWarning
 
 from coursekit.core.course import load_config
+from coursekit.core.environment import use_environment_bin
 
 
 def course_config(root: Path):
     config = load_config(root)
     config.ExchangeReleaseAssignment.force = True  # re-releasing replaces the old release
+    # One account hands in for every simulated learner: no owner to check.
+    config.ExchangeCollect.check_owner = False
     return config
 
 
 class Instructor:
     def __init__(self, root: Path):
-        # Kernels and alembic are found by name: this interpreter's bin/ comes first.
-        bin_dir = str(Path(sys.executable).parent)
-        if not os.environ.get("PATH", "").startswith(bin_dir):
-            os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+        use_environment_bin()  # kernels and alembic are run by name
         self.config = course_config(root)
         coursedir = CourseDirectory(config=self.config)
         authenticator = Authenticator(config=self.config)

@@ -8,14 +8,12 @@ other code (a catalog entry). Used by `make demo` and the test suite.
 from __future__ import annotations
 
 import copy
-import re
 
 import nbformat
 
-from coursekit.core.cells import grade_id, is_answer
+from coursekit.core.cells import defined_function, grade_id, is_answer
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
 def without_markers(source: str) -> str:
@@ -26,11 +24,6 @@ def without_markers(source: str) -> str:
 def reference_answers(source_nb) -> dict[str, str]:
     """grade_id -> the reference answer of every answer cell in the source notebook."""
     return {grade_id(c): without_markers(c.source) for c in source_nb.cells if is_answer(c)}
-
-
-def defined_function(source: str) -> str | None:
-    match = DEF_LINE.search(source)
-    return match.group(1) if match else None
 
 
 def fill(release_nb, source_nb, *, replace: dict[str, str] | None = None, blank=False):

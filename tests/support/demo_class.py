@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "demo_cycle"

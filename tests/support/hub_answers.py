@@ -12,7 +12,6 @@ from coursekit.authoring.sync import reference_body
 from coursekit.core import cells
 
 STUB = re.compile(r"^\s*# 여기에 코드를 쓰세요\n\s*raise NotImplementedError\(\)$", re.MULTILINE)
-DEF_LINE = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
 def answered_cells(release_notebook: Path, bodies: dict) -> dict[str, str]:
@@ -22,7 +21,7 @@ def answered_cells(release_notebook: Path, bodies: dict) -> dict[str, str]:
     for cell in nbformat.read(release_notebook, as_version=4).cells:
         if not cells.is_code_answer(cell):
             continue
-        name = DEF_LINE.search(cell.source).group(1)
+        name = cells.defined_function(cell.source)
         body = "\n".join(reference_body(bodies[name]))
         text, count = STUB.subn(lambda _, body=body: body, cell.source)
         assert count == 1, f"no stub in the answer cell of {name}"

@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from coursekit.authoring.release import venv_environment
+from coursekit.core.environment import venv_environment
 
 
 def free_port() -> int:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.authoring.release import venv_environment
 from coursekit.cluster.driver import LEDGER
+from coursekit.core.environment import venv_environment
 from coursekit.live import attempts
 from coursekit.simulate import learner_actions, submissions
 from coursekit.simulate.instructor import Instructor

@@ -11,13 +11,13 @@ no learner code: the clusters come from the verdicts' probe records.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from nbgrader.api import MissingEntry
 
 from coursekit.core.course import Course, add_root_argument
+from coursekit.core.environment import use_environment_bin
 from coursekit.core.messages import _, ngettext
 from coursekit.staff.report import clusters as grouping
 from coursekit.staff.report import data, overview, render, summary
@@ -60,19 +60,8 @@ def main(argv=None) -> int:
     )
     add_root_argument(parser)
     parser.add_argument("--out", type=Path, help=_("the reports' folder (default: <root>/reports)"))
-    parser.add_argument(
-        "--no-probe",
-        action="store_true",
-        help=_(
-            "no longer used (does nothing): the report runs no learner code, it groups by "
-            "the grading records"
-        ),
-    )
     args = parser.parse_args(argv)
-    # nbgrader runs alembic by name when it opens a new gradebook.
-    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
-    if args.no_probe:
-        print(_("--no-probe is no longer used: the report runs no learner code."), file=sys.stderr)
+    use_environment_bin()  # nbgrader runs alembic by name when it opens a new gradebook
     course = Course(args.root)
     out = args.out or args.root / "reports"
     for assignment in args.assignments or course.assignments():

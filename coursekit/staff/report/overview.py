@@ -111,7 +111,7 @@ def pass_rates(data: AssignmentData, functions: dict[str, str]) -> list[CellRate
 
 def stubbed(learner: LearnerResult, functions: list[str]) -> list[str]:
     """Contract functions whose answer cell still raises the released NotImplementedError."""
-    by_name = {diagnosis.defined_function(answer): answer for answer in learner.answers}
+    by_name = {cells.defined_function(answer): answer for answer in learner.answers}
     return [f for f in functions if f in by_name and "raise NotImplementedError()" in by_name[f]]
 
 

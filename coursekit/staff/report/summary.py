@@ -10,7 +10,7 @@ from coursekit.staff.report.data import AssignmentData
 
 @dataclass
 class Summary:
-    misconceptions: list[tuple[str, str, int]]  # key, Korean title, learners hit
+    misconceptions: list[tuple[str, str, int]]  # key, the catalog's title, learners hit
     hit_by: dict[str, list[str]]  # misconception key -> the learners it hit
     hardest_cells: list[tuple[str, int]]  # grade_id, learners who lost points there
     manual_waiting: int  # learners with a manual cell waiting for a TA
