@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import shutil
 import time
-import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from nbgrader.api import Gradebook, SubmittedAssignment
 from sqlalchemy import Column, DateTime, MetaData, String, Table, and_, delete, select
-from sqlalchemy.exc import SAWarning
 
-from coursekit.autograde.once_per_notebook import CommitAtEnd
 from coursekit.cluster import gradebook
 from coursekit.cluster.bundle import safe_relative
 from coursekit.cluster.submission import Result
 from coursekit.core import incidents
+from coursekit.nbgrader_internals import engines, quiet
+from coursekit.nbgrader_internals.rows import assignment_layout, insert_new_submission
 
 LEDGER = Table(
     "coursekit_graded",
@@ -103,24 +102,18 @@ class Driver:
             gb.db.rollback()  # the read's transaction, so no lock is held between results
             return False
         self._write_autograded(result)
-        plain, session = gb.db, CommitAtEnd(gb.db)
-        gb.db = session
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission
-                self._write_rows(gb, session, result, course)
-        except BaseException:
-            plain.rollback()
-            raise
-        finally:
-            gb.db = plain
+        with engines.commit_at_end(gb) as session, quiet.sawarnings_ignored():
+            self._write_rows(gb, session, result, course)
         self.written += 1
         return True
 
     def _write_rows(self, gb, session, result: Result, course: str) -> None:
         key = (result.assignment, result.student)
         gb.update_or_create_student(result.student)
-        if self._insert_new(gb, session, result):
+        layout = self._layout(gb, result.assignment)
+        if insert_new_submission(
+            session, layout, result.student, result.timestamp, result.notebooks
+        ):
             self._record(session, result.assignment, result.student, result.digest, course)
             session.commit_now()
             return
@@ -146,106 +139,10 @@ class Driver:
         self._record(session, result.assignment, result.student, result.digest, course)
         session.commit_now()
 
-    def _insert_new(self, gb, session, result: Result) -> bool:
-        """A learner's first graded submission of an assignment, in one INSERT per table.
-
-        The rows nbgrader's add_submission makes (the submission, a notebook
-        row per notebook of the assignment, a grade per grade and task cell, a
-        comment per solution and task cell; nbgrader's own defaults) with the
-        values autograde then gives them, as the ORM path below writes them
-        field for field, without its per-row flushes. False (nothing written)
-        when the submission is already there: an extension, a regrade, a TA's
-        scores, which the ORM path keeps.
-        """
-        from nbgrader import utils
-        from nbgrader.api import Comment, Grade, SubmittedNotebook, new_uuid
-
-        existing = session.execute(
-            select(SubmittedAssignment.id).where(
-                SubmittedAssignment.assignment_id == self._layout(gb, result.assignment)[0],
-                SubmittedAssignment.student_id == result.student,
-            )
-        ).first()
-        if existing is not None:
-            return False
-        assignment_id, notebooks = self._layout(gb, result.assignment)
-        submission_id = new_uuid()
-        notebook_rows, grade_rows, comment_rows = [], [], []
-        for name, (notebook_id, graded, commented) in notebooks.items():
-            rows = result.notebooks.get(name)
-            submitted_id = new_uuid()
-            notebook_rows.append(
-                {
-                    "id": submitted_id,
-                    "assignment_id": submission_id,
-                    "notebook_id": notebook_id,
-                    "flagged": False,
-                    "late_submission_penalty": rows.late_submission_penalty if rows else None,
-                }
-            )
-            for cell_id, cell in graded:
-                # a cell autograde gave no score keeps nbgrader's default (needs a TA)
-                auto_score, needs_manual = (
-                    rows.grades[cell] if rows and cell in rows.grades else (None, True)
-                )
-                grade_rows.append(
-                    {
-                        "id": new_uuid(),
-                        "notebook_id": submitted_id,
-                        "cell_id": cell_id,
-                        "auto_score": auto_score,
-                        "manual_score": None,
-                        "extra_credit": None,
-                        "needs_manual_grade": needs_manual,
-                    }
-                )
-            for cell_id, cell in commented:
-                comment_rows.append(
-                    {
-                        "id": new_uuid(),
-                        "notebook_id": submitted_id,
-                        "cell_id": cell_id,
-                        "auto_comment": rows.comments.get(cell) if rows else None,
-                        "manual_comment": None,
-                    }
-                )
-        session.execute(
-            SubmittedAssignment.__table__.insert(),
-            [
-                {
-                    "id": submission_id,
-                    "assignment_id": assignment_id,
-                    "student_id": result.student,
-                    "timestamp": utils.parse_utc(result.timestamp),
-                    "extension": None,
-                }
-            ],
-        )
-        for table, rows in (
-            (SubmittedNotebook.__table__, notebook_rows),
-            (Grade.__table__, grade_rows),
-            (Comment.__table__, comment_rows),
-        ):
-            if rows:
-                session.execute(table.insert(), rows)
-        return True
-
     def _layout(self, gb, assignment: str) -> tuple[str, dict]:
-        """assignment id, and per notebook name: (notebook id, [(grade or task cell id,
-        name)], [(solution or task cell id, name)]), as add_submission walks them."""
+        """The assignment's ids (assignment_layout), read once per run."""
         if assignment not in self._layouts:
-            found = gb.find_assignment(assignment)
-            self._layouts[assignment] = (
-                found.id,
-                {
-                    notebook.name: (
-                        notebook.id,
-                        [(c.id, c.name) for c in [*notebook.grade_cells, *notebook.task_cells]],
-                        [(c.id, c.name) for c in [*notebook.solution_cells, *notebook.task_cells]],
-                    )
-                    for notebook in found.notebooks
-                },
-            )
+            self._layouts[assignment] = assignment_layout(gb, assignment)
         return self._layouts[assignment]
 
     def _record(self, session, assignment, student, digest, course) -> None:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import shutil
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from sqlalchemy.exc import SAWarning
 
 from coursekit.autograde import shapes
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course
+from coursekit.nbgrader_internals import quiet
 
 SQLITE_BUSY_TIMEOUT = 120  # seconds a worker waits for another one's write
 
@@ -65,9 +64,7 @@ def grade_unreadable(root: Path, db_url: str, course_id: str, assignment: str, s
     folder = root / "submitted" / student / assignment
     timestamp = CourseDirectory(root=str(root)).get_existing_timestamp(str(folder))
     shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
-    with Gradebook(db_url, course_id) as gb, warnings.catch_warnings():
-        # nbgrader's own submission creation triggers SQLAlchemy autoflush warnings.
-        warnings.simplefilter("ignore", SAWarning)
+    with Gradebook(db_url, course_id) as gb, quiet.sawarnings_ignored():
         gb.update_or_create_student(student)
         if timestamp:
             gb.update_or_create_submission(assignment, student, timestamp=timestamp)
