@@ -164,6 +164,7 @@ def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
     from nbgrader.api import Gradebook
 
     from coursekit.cluster import bundle
+    from coursekit.nbgrader_internals.rows import DEFINITION_TABLES
 
     course = local[0]
     assignment = course.assignments()[0]
@@ -174,7 +175,7 @@ def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
     )
     tops = {Path(name).parts[0] for name in made.files}
     assert tops == {"nbgrader_config.py", "source", "solutions", "grader_tests"}
-    assert set(made.definitions) == set(bundle.DEFINITION_TABLES)
+    assert set(made.definitions) == set(DEFINITION_TABLES)
     notebook = Path(course.notebook_name(assignment)).stem
     folder = made.unpack(tmp_path / "worker")
     with Gradebook(f"sqlite:///{folder / bundle.DEFINITIONS_DB}", course.course_id) as gb:
