@@ -1,6 +1,6 @@
 """What a Dask worker needs of the course, as plain data that reaches it once per run.
 
-A `CourseBundle` holds the instructor's side of the course, the files
+A `GradingBundle` holds the instructor's side of the course, the files
 (nbgrader_config.py, source/, and its reference and checks packages: solutions/ and
 grader_tests/ unless `c.CourseKit.*_package` names others) and the gradebook's
 definitions of the graded assignments (assignment, notebook and cell rows,
@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit.core.course import GradebookPlace
 from coursekit.nbgrader_internals.rows import alembic_version, read_definitions, write_definitions
 
 FILES = ("nbgrader_config.py",)
@@ -31,7 +32,7 @@ DEFINITIONS_DB = "definitions.db"
 
 
 @dataclass(frozen=True)
-class CourseBundle:
+class GradingBundle:
     course_id: str
     files: dict[str, bytes]  # relative path -> content
     definitions: dict[str, list[dict]]  # table -> rows
@@ -107,12 +108,15 @@ def digest_of(course_id: str, files: dict[str, bytes], definitions: dict) -> str
     return digest.hexdigest()
 
 
-def make(root: Path, db_url: str, course_id: str, assignments) -> CourseBundle:
-    files = course_files(Path(root))
-    definitions = read_definitions(db_url, course_id, assignments)
+def make(place: GradebookPlace, assignments) -> GradingBundle:
+    course_id = place.course_id
+    files = course_files(Path(place.root))
+    definitions = read_definitions(place.db_url, course_id, assignments)
     with tempfile.TemporaryDirectory(prefix="coursekit-definitions-") as scratch:
         database = Path(scratch) / DEFINITIONS_DB
-        write_definitions(f"sqlite:///{database}", course_id, definitions, alembic_version(db_url))
+        write_definitions(
+            f"sqlite:///{database}", course_id, definitions, alembic_version(place.db_url)
+        )
         definitions_db = database.read_bytes()
     digest = digest_of(course_id, files, definitions)
-    return CourseBundle(course_id, files, definitions, digest, definitions_db)
+    return GradingBundle(course_id, files, definitions, digest, definitions_db)

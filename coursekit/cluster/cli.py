@@ -242,7 +242,7 @@ def main(argv=None) -> int:
         session.close()
     elapsed = time.perf_counter() - started
     report = session.found
-    print(summary(root, session.db_url, session.course_id, tasks, invalid, failed, report, elapsed))
+    print(summary(session.place, tasks, invalid, failed, report, elapsed))
     print("\n".join(session.worker_summary()))
     if args.stats:
         args.stats.write_text(json.dumps(session.stats(), indent=2) + "\n", encoding="utf-8")

@@ -20,7 +20,7 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from coursekit.cluster import worker
-from coursekit.cluster.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
+from coursekit.cluster.bundle import DEFINITIONS_DB, GradingBundle, safe_relative
 from coursekit.cluster.submission import NotebookRows, Result, Submission
 from coursekit.core import incidents, messages
 from coursekit.core.environment import use_environment_bin
@@ -40,14 +40,14 @@ class SandboxRefusedError(RuntimeError):
     """This worker has no sandbox for learner code, so it grades nothing."""
 
 
-def plugin_name(bundle: CourseBundle) -> str:
+def plugin_name(bundle: GradingBundle) -> str:
     return f"coursekit-course-{bundle.digest[:16]}"
 
 
 class CoursePlugin(WorkerPlugin):
     """The course on a worker: unpacked once, its checks importable, its warm-kernel parent up."""
 
-    def __init__(self, bundle: CourseBundle, unsafe_no_sandbox: bool = False):
+    def __init__(self, bundle: GradingBundle, unsafe_no_sandbox: bool = False):
         self.bundle = bundle
         self.name = plugin_name(bundle)
         self.unsafe_no_sandbox = unsafe_no_sandbox
@@ -121,7 +121,8 @@ class CoursePlugin(WorkerPlugin):
         result = worker.grade(
             assignment, student, [f"--CourseDirectory.db_url={db_url}", *extra_args]
         )
-        result.digest, result.course, result.worker = submission.digest, self.bundle.digest, address
+        result.digest, result.bundle_digest = submission.digest, self.bundle.digest
+        result.worker = address
         if result.ok:
             read_outcome(result, db_url, self.folder)
         return result
