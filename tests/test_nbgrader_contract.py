@@ -3,10 +3,15 @@
 coursekit.nbgrader_internals declares, once, every table, column, class,
 method, trait and preprocessor order its shortcuts use (`contract`); an
 nbgrader upgrade that changes one fails here, naming it. The checker itself is
-shown to fail, by name, on a contract the installed nbgrader does not meet.
+shown to fail, by name, on a contract the installed nbgrader does not meet. And no
+module outside the door uses those internals (on the commit before the door, the scan
+finds them in seven modules: autograde/once_per_notebook.py, cluster/bundle.py, driver.py,
+gradebook.py, task.py, worker.py and simulate/instructor.py).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from nbgrader.api import Base, Gradebook
@@ -138,3 +143,29 @@ def test_a_changed_preprocessor_order_is_named():
     assert found == ["nbgrader's Autograde.sanitize_preprocessors has no CheckCellsTwice"]
     found = contract.problems(order={"grading_preprocessors": ("Execute",)})
     assert found == ["nbgrader's Autograde has no trait 'grading_preprocessors'"]
+
+
+# What only the door may write: nbgrader's tables as SQLAlchemy objects, its engine
+# factory, a Gradebook's session swapped, nbgrader's SQLAlchemy warning silenced.
+INTERNALS = ("__table__", "Base.metadata", "nbgrader.api.create_engine", ".db = ", "SAWarning")
+COURSEKIT = Path(__file__).resolve().parent.parent / "coursekit"
+
+
+def internals_used(text: str) -> list[str]:
+    return [pattern for pattern in INTERNALS if pattern in text]
+
+
+def test_only_the_door_touches_nbgrader_internals():
+    door = COURSEKIT / "nbgrader_internals"
+    outside = {
+        str(path.relative_to(COURSEKIT)): internals_used(path.read_text())
+        for path in sorted(COURSEKIT.rglob("*.py"))
+        if door not in path.parents
+    }
+    assert {path: found for path, found in outside.items() if found} == {}
+
+
+def test_the_scan_sees_an_internal_outside_the_door():
+    text = "with warnings.catch_warnings():\n    warnings.simplefilter('ignore', SAWarning)\n"
+    assert internals_used(text) == ["SAWarning"]
+    assert internals_used("session = gb.db = CommitAtEnd(gb.db)") == [".db = "]
