@@ -73,7 +73,7 @@ def grade(job: tuple[str, str]) -> Result:
     return result
 
 
-def preload(db_url: str, course_id: str, assignments) -> list[str]:
+def preload(place, assignments) -> list[str]:
     """Import in the parent, before the workers fork, what each of them would import.
 
     Each worker otherwise imports, while grading its first notebook, the
@@ -89,7 +89,7 @@ def preload(db_url: str, course_id: str, assignments) -> list[str]:
     from nbgrader.api import Gradebook, MissingEntry
 
     names = dict.fromkeys(worker.FIRST_NOTEBOOK_MODULES)
-    with Gradebook(db_url, course_id) as gb:
+    with Gradebook(place.db_url, place.course_id) as gb:
         for assignment in sorted(set(assignments)):
             try:
                 notebooks = gb.find_assignment(assignment).notebooks
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     tasks, invalid, report = gradebook.score_unreadable(place, tasks)
     started = time.perf_counter()
     failed: list[Result] = []
-    preload(db_url, place.course_id, {assignment for assignment, _ in tasks})
+    preload(place, {assignment for assignment, _ in tasks})
     if zygote is not None:
         zygote.wait_started()
     context = multiprocessing.get_context("fork")

@@ -223,6 +223,7 @@ def test_the_pools_parent_preloads_what_the_instructors_locked_cells_import(cour
     """bench.pool, the benchmark's reference, preloads as make grade's pool did."""
     from bench import pool
     from coursekit.cluster import worker
+    from coursekit.core.course import gradebook_place
 
     sandbox, assignment = course
     source = "import numpy as np\n%matplotlib inline\nfrom grader_tests import checks as c\n"
@@ -234,6 +235,6 @@ def test_the_pools_parent_preloads_what_the_instructors_locked_cells_import(cour
         "os.path",
     ]
     assert pool._imported_modules("def broken(:\n") == []
-    pool.preload(sandbox.db_url, sandbox.course_id, [assignment, "no-such-assignment"])
+    pool.preload(gradebook_place(sandbox.root), [assignment, "no-such-assignment"])
     assert f"grader_tests.{assignment}" in sys.modules
     assert all(name in sys.modules for name in worker.FIRST_NOTEBOOK_MODULES)
