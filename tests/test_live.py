@@ -160,12 +160,13 @@ def test_a_resubmit_inside_the_interval_is_kept_and_gets_the_note(live):
     assert second.outcome == attempts.TOO_SOON and not second.cells
     assert second.next_at is not None and second.next_at > first.submitted_at
     assert len(live.entries("wrong")) == 2  # nbgrader keeps every submission
-    notes = [text for text in live.pages["wrong"].values() if "split_heads" not in text]
+    notes = {time: text for time, text in live.pages["wrong"].items() if "split_heads" not in text}
     assert len(notes) == 1, (second.errors, list(live.pages["wrong"]))
-    (note,) = notes
+    ((folder, note),) = notes.items()
     assert "채점하지 않았습니다" in note and "3600초" in note
     # The learner's panel reads the same note as data: held back, graded again from when.
-    data = read_attempt(note)
+    fetched = live.home("wrong") / "course" / ASSIGNMENT / "feedback" / folder
+    data = read_attempt((fetched / NOTEBOOK.replace(".ipynb", ".html")).read_text("utf-8"))
     assert data is not None and data["held_back"] == attempts.TOO_SOON, data
     assert data["next_graded_at"] and data["next_graded_at"] in note
 
