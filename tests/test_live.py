@@ -364,3 +364,30 @@ def test_the_note_page_carries_its_reason_as_data_for_the_panel():
     odd = note_page("x", held_back(attempts.TOO_SOON, dict(when, next_at='"><b>1</b>')))
     assert "<b>" not in odd and read_attempt(odd)["next_graded_at"] == '"><b>1</b>'
     assert read_attempt(note_page("x")) is None  # no data given: none on the page
+
+
+def test_the_panel_shows_a_fetched_note_as_held_back(tmp_path):
+    from coursekit.learner import panel_server
+    from coursekit.live.feedback import held_back, note_page
+
+    when = {"next_at": "2026-12-07 10:00:01 KST"}
+    pages = {
+        "graded": '<div hidden id="coursekit-attempt" data-attempt=\'{"schema": 1}\'></div>',
+        "held": note_page("x", held_back(attempts.TOO_SOON, when)),
+    }
+    submissions = []
+    for name, page in pages.items():
+        path = tmp_path / "a" / "feedback" / name / "nb.html"
+        path.parent.mkdir(parents=True)
+        path.write_text(page, encoding="utf-8")
+        notebooks = [{"local_feedback_path": str(path)}]
+        submissions.append({"timestamp": name, "notebooks": notebooks})
+
+    class Manager:  # nbgrader's assignment list, as far as the panel calls it
+        def list_submitted_assignments(self, course_id):
+            return {"success": True, "value": [{"assignment_id": "a", "submissions": submissions}]}
+
+    found = panel_server.attempts(Manager(), str(tmp_path), "c", "a")
+    assert [item["state"] for item in found] == ["graded", "held_back"]
+    assert found[1]["summary"]["next_graded_at"] == when["next_at"]
+    assert found[1]["page"] == "a/feedback/held/nb.html"
