@@ -49,7 +49,10 @@ just that.
 `--live` measures the live service instead (bench.live_latency: real local
 accounts submit while `make live` runs; `--burst N` learners, `--alone N`
 submits of one learner): submit-to-feedback latency alone and in the burst,
-the burst's throughput, the median time per stage, and the service's peak RSS.
+the burst's throughput, the median time per stage, and the service's peak RSS;
+then the browser's side (bench.live_panel: a hub of its own, one learner in
+Chromium pressing 제출하고 채점 받기 `--panel N` times, 10 by default, 0 skips
+it): from the press to the result drawn in the 채점 결과 panel, p50 and p95.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from pathlib import Path
 
 import nbformat
 
-from bench import budget, live_latency, record, slurm_cost
+from bench import budget, live_latency, live_panel, record, slurm_cost
 from bench import cpu as bench_cpu
 from catalog import catalogs
 from coursekit.cluster import gradebook
@@ -273,6 +276,9 @@ def measure(argv) -> int:
     )
     parser.add_argument("--burst", type=int, default=60, help="learners of the live burst")
     parser.add_argument("--alone", type=int, default=5, help="submits of the learner alone")
+    parser.add_argument(
+        "--panel", type=int, default=10, help="presses of the panel's button in a browser (--live)"
+    )
     args = parser.parse_args(argv)
     if args.class_only and not args.class_size:
         parser.error("--class-only needs --class N")
@@ -281,6 +287,8 @@ def measure(argv) -> int:
     work = args.work
     if args.live:
         print(live_latency.measure(work, args.burst, args.alone, args.jobs))
+        if args.panel > 0:
+            print(live_panel.measure(work, args.panel))
         print(f"load average at the end    {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
 

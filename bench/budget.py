@@ -231,7 +231,7 @@ def install() -> None:
     def preprocessor_phase(self, *_):
         if isinstance(self, SandboxedExecute):
             return "execute_other"
-        # make grade's replacements (coursekit.autograde.once_per_notebook) count as nbgrader's own
+        # make grade's replacements (coursekit.nbgrader_internals) count as nbgrader's own
         names = [cls.__name__ for cls in type(self).__mro__]
         return next((name for name in names if name in known), "execute_other")
 

@@ -73,7 +73,7 @@ def grade(job: tuple[str, str]) -> Result:
     return result
 
 
-def preload(db_url: str, course_id: str, assignments) -> list[str]:
+def preload(place, assignments) -> list[str]:
     """Import in the parent, before the workers fork, what each of them would import.
 
     Each worker otherwise imports, while grading its first notebook, the
@@ -89,7 +89,7 @@ def preload(db_url: str, course_id: str, assignments) -> list[str]:
     from nbgrader.api import Gradebook, MissingEntry
 
     names = dict.fromkeys(worker.FIRST_NOTEBOOK_MODULES)
-    with Gradebook(db_url, course_id) as gb:
+    with Gradebook(place.db_url, place.course_id) as gb:
         for assignment in sorted(set(assignments)):
             try:
                 notebooks = gb.find_assignment(assignment).notebooks
@@ -135,15 +135,15 @@ def main(argv=None) -> int:
     root_arg, jobs_arg = argv if argv is not None else sys.argv[1:]
     root, jobs = Path(root_arg).resolve(), int(jobs_arg)
     policy.check_available()
-    course = gradebook.course_settings(root)
-    db_url = gradebook.with_busy_timeout(course.db_url)
+    place = gradebook.grading_place(root)
+    db_url = place.db_url
     tasks = find_submissions(root, set(), set())
     zygote = start_warm_parent(load_config(root))
-    gradebook.prepare(db_url, course.course_id, tasks)
-    tasks, invalid, report = gradebook.score_unreadable(root, db_url, course.course_id, tasks)
+    gradebook.prepare(place, tasks)
+    tasks, invalid, report = gradebook.score_unreadable(place, tasks)
     started = time.perf_counter()
     failed: list[Result] = []
-    preload(db_url, course.course_id, {assignment for assignment, _ in tasks})
+    preload(place, {assignment for assignment, _ in tasks})
     if zygote is not None:
         zygote.wait_started()
     context = multiprocessing.get_context("fork")
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
                 failed.append(outcome)
     elapsed = time.perf_counter() - started
     write_incidents(root, report, [*tasks, *invalid])
-    print(summary(root, db_url, course.course_id, tasks, invalid, failed, report, elapsed))
+    print(summary(place, tasks, invalid, failed, report, elapsed))
     if zygote is not None:
         zygote.close()  # waited for, so its kernels' CPU counts in the bench's tree
     return 1 if failed else 0

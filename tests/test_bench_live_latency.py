@@ -37,3 +37,18 @@ def test_each_stage_is_timed_from_the_one_before_and_the_first_from_the_submit()
     assert medians["noticed → collected"] == 1.25
     assert medians["scheduled → released"] == 4.0
     assert submits.latency(one) == 6.0 and submits.latency(two) == 8.0
+
+
+def test_the_panels_figure_is_p50_and_p95_against_the_issues_targets():
+    from bench import live_panel
+
+    presses = [1.2, 0.9, 1.5, 1.1, 3.8, 1.0, 1.3, 0.8, 1.4, 1.6]  # seconds, unsorted
+    figures = live_panel.summary(presses)
+    assert figures["p50"] == 1.2 and figures["p95"] == 3.8 and figures["max"] == 3.8
+    assert figures["p50_met"] and figures["p95_met"]
+    slow = live_panel.summary([*presses[:-1], 4.5])  # the slowest of ten is the p95
+    assert slow["p95"] == 4.5 and not slow["p95_met"] and slow["p50_met"]
+    lines = live_panel.panel_lines(presses)
+    assert "   1.20    3.80    3.80 s  (10 presses" in lines, lines
+    assert "p95 ≤ 4 s met" in lines and "NOT met" not in lines
+    assert "p95 ≤ 4 s NOT met" in live_panel.panel_lines([*presses[:-1], 4.5])

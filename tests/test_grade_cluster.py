@@ -129,17 +129,18 @@ def test_the_course_bundle_holds_the_course_and_no_learner(local, tmp_path):
     from nbgrader.api import Gradebook
 
     from coursekit.cluster import bundle
+    from coursekit.core.course import gradebook_place
+    from coursekit.nbgrader_internals.rows import DEFINITION_TABLES
 
     course = local[0]
     assignment = course.assignments()[0]
-    made = bundle.make(course.root, course.db_url, course.course_id, {assignment})
-    assert (
-        made.digest
-        == bundle.make(course.root, course.db_url, course.course_id, {assignment}).digest
-    )
+    place = gradebook_place(course.root)
+    assert (place.db_url, place.course_id) == (course.db_url, course.course_id)
+    made = bundle.make(place, {assignment})
+    assert made.digest == bundle.make(place, {assignment}).digest
     tops = {Path(name).parts[0] for name in made.files}
     assert tops == {"nbgrader_config.py", "source", "solutions", "grader_tests"}
-    assert set(made.definitions) == set(bundle.DEFINITION_TABLES)
+    assert set(made.definitions) == set(DEFINITION_TABLES)
     notebook = Path(course.notebook_name(assignment)).stem
     folder = made.unpack(tmp_path / "worker")
     with Gradebook(f"sqlite:///{folder / bundle.DEFINITIONS_DB}", course.course_id) as gb:

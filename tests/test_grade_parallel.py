@@ -18,9 +18,9 @@ import pytest
 
 from bench import budget
 from catalog import catalogs
-from coursekit.autograde import once_per_notebook
 from coursekit.cluster import gradebook
 from coursekit.core.environment import venv_environment
+from coursekit.nbgrader_internals import preprocessors
 from coursekit.simulate import submissions
 from tests.support.course_sandbox import CourseSandbox
 
@@ -151,14 +151,14 @@ def test_make_grade_swaps_in_the_same_preprocessors_with_less_repeated_work():
 
     config = Config()
     config.Autograde.autograde_preprocessors = [SaveAutoGrades, CheckCellMetadata]
-    once_per_notebook.use_in(config)
+    preprocessors.use_in(config)
     swapped = config.Autograde.autograde_preprocessors
     assert swapped == [
-        once_per_notebook.SaveAutoGradesAtOnce,
-        once_per_notebook.CheckCellMetadataOnce,
+        preprocessors.SaveAutoGradesAtOnce,
+        preprocessors.CheckCellMetadataOnce,
     ]
-    assert once_per_notebook.CheckCellMetadataOnce in config.Autograde.sanitize_preprocessors
-    assert all(issubclass(new, old) for old, new in once_per_notebook.REPLACEMENTS.items())
+    assert preprocessors.CheckCellMetadataOnce in config.Autograde.sanitize_preprocessors
+    assert all(issubclass(new, old) for old, new in preprocessors.REPLACEMENTS.items())
 
 
 def test_a_remembered_metadata_check_still_rejects_bad_metadata():
@@ -168,7 +168,7 @@ def test_a_remembered_metadata_check_still_rejects_bad_metadata():
     meta = {"grade": True, "solution": False, "locked": True, "schema_version": 3}
     good = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "a", "points": 1}})
     bad = new_code_cell("x = 1", metadata={"nbgrader": {**meta, "grade_id": "b"}})  # no points
-    check = once_per_notebook.CheckCellMetadataOnce()
+    check = preprocessors.CheckCellMetadataOnce()
     for _ in range(2):
         check.preprocess(new_notebook(cells=[good]), {})
         with pytest.raises(ValidationError):

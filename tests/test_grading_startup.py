@@ -3,9 +3,11 @@
 - The entry module keeps jsonschema from importing the optional
   rfc3987_syntax (a Lark parser built at import, for two string formats no
   notebook schema uses): notebooks are still validated, bad ones still fail.
-- Workers share one SQLAlchemy engine per gradebook URL (`worker.share_engines`).
-- `once_per_notebook.OverwriteCellsReadOnce` reads a notebook's cells once and does what
-  nbgrader's OverwriteCells does, cell for cell, on a tampered submission.
+- Workers share one SQLAlchemy engine per gradebook URL (`engines.share_engines` in
+  coursekit.nbgrader_internals).
+- `preprocessors.OverwriteCellsReadOnce` (coursekit.nbgrader_internals) reads a notebook's
+  cells once and does what nbgrader's OverwriteCells does, cell for cell, on a tampered
+  submission.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.autograde import once_per_notebook
+from coursekit.nbgrader_internals import preprocessors
 from tests.support.course_sandbox import CourseSandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,12 +111,12 @@ def test_workers_share_one_engine_per_gradebook(tmp_path):
     import nbgrader.api
     from nbgrader.api import Gradebook
 
-    from coursekit.cluster import worker
+    from coursekit.nbgrader_internals import engines
 
     original = nbgrader.api.create_engine
     try:
-        worker.share_engines()
-        worker.share_engines()  # once is enough; twice changes nothing
+        engines.share_engines()
+        engines.share_engines()  # once is enough; twice changes nothing
         url = f"sqlite:///{tmp_path / 'gradebook.db'}"
         with Gradebook(url, "c") as first:
             first.update_or_create_student("a")
@@ -140,7 +142,7 @@ def tampered(nb, unknown_cell: bool):
     """A release notebook with every kind of change OverwriteCells repairs or reports.
 
     A grade cell the gradebook does not know loses its grade_id, on which
-    nbgrader's own add_missing_cells then fails (stock and once_per_notebook alike): it is
+    nbgrader's own add_missing_cells then fails (stock and make grade's alike): it is
     tried only without add_missing_cells."""
     nb = copy.deepcopy(nb)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
@@ -201,7 +203,7 @@ def test_overwrite_cells_read_once_does_what_nbgrader_does(course, caplog, add_m
     nb = tampered(sandbox.release_notebook(assignment), unknown_cell=not add_missing)
     stock, stock_log = run_overwrite(OverwriteCells, course, nb, caplog, add_missing)
     once, once_log = run_overwrite(
-        once_per_notebook.OverwriteCellsReadOnce, course, nb, caplog, add_missing
+        preprocessors.OverwriteCellsReadOnce, course, nb, caplog, add_missing
     )
     assert once == stock
     assert once_log == stock_log
@@ -216,15 +218,16 @@ def test_make_grade_swaps_in_overwrite_cells_read_once():
     from traitlets.config import Config
 
     config = Config()
-    once_per_notebook.use_in(config)
+    preprocessors.use_in(config)
     assert OverwriteCells not in config.Autograde.sanitize_preprocessors
-    assert once_per_notebook.OverwriteCellsReadOnce in config.Autograde.sanitize_preprocessors
+    assert preprocessors.OverwriteCellsReadOnce in config.Autograde.sanitize_preprocessors
 
 
 def test_the_pools_parent_preloads_what_the_instructors_locked_cells_import(course):
     """bench.pool, the benchmark's reference, preloads as make grade's pool did."""
     from bench import pool
     from coursekit.cluster import worker
+    from coursekit.core.course import gradebook_place
 
     sandbox, assignment = course
     source = "import numpy as np\n%matplotlib inline\nfrom grader_tests import checks as c\n"
@@ -236,6 +239,6 @@ def test_the_pools_parent_preloads_what_the_instructors_locked_cells_import(cour
         "os.path",
     ]
     assert pool._imported_modules("def broken(:\n") == []
-    pool.preload(sandbox.db_url, sandbox.course_id, [assignment, "no-such-assignment"])
+    pool.preload(gradebook_place(sandbox.root), [assignment, "no-such-assignment"])
     assert f"grader_tests.{assignment}" in sys.modules
     assert all(name in sys.modules for name in worker.FIRST_NOTEBOOK_MODULES)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import importlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -34,6 +35,7 @@ import time
 import urllib.request
 from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -70,13 +72,21 @@ id,이름,email,lms_id
 """
 NAME_A, NAME_B = "김, 민준", "남궁, 서연"  # as formgrader shows them: "Last, First"
 LEARNER_LOCALE = "ko_KR"
-LIVE_ASSIGNMENT, LIVE_NOTEBOOK, LIVE_INTERVAL = "ch4_cross_attention", "cross_attention", 10
+# The interval is long enough that the second press, made once the first result is in the
+# panel, lands inside it on a loaded machine.
+LIVE_ASSIGNMENT, LIVE_NOTEBOOK, LIVE_INTERVAL = "ch4_cross_attention", "cross_attention", 20
 LIVE_POLICY = f"""
 # tests/test_hub_browser.py: the workshop's policy, shortened for the test.
 c.LiveGrading.per_assignment = {{{LIVE_ASSIGNMENT!r}: {{"min_interval": {LIVE_INTERVAL}}}}}
 c.LiveBoard.stuck_after = 2
 """
 BOARD = f"/services/{board_service.SERVICE}/"
+PANEL = "#coursekit-result-panel"  # the 채점 결과 side panel (labextension/src/panel.ts)
+SUBMIT_BUTTON = "제출하고 채점 받기"
+# Seconds from the button press to the answer drawn in the panel. The issue's bound for one
+# learner is p50 <= 2 s, p95 <= 4 s (make bench ARGS=--live measures it); one press on a
+# shared CI machine with a hub, a board and two labs running gets this much room.
+PANEL_BOUND = 20
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
@@ -438,18 +448,66 @@ def make_grade(settings: HubSettings, assignment: str = ASSIGNMENT, graded: str 
 # -- the live workshop: graded on submit, the TA board -------------------------------------
 
 
+def press_submit(page, attempts_before: int, timeout: float = PANEL_BOUND) -> float:
+    """Press 제출하고 채점 받기 in the notebook's toolbar; the seconds until the panel lists
+    one attempt more and its newest one is answered (graded or held back), not waiting.
+    (bench/live_panel.py times the learner's wait with it too.)"""
+    button = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").get_by_role(
+        "button", name=SUBMIT_BUTTON
+    )
+    start = time.monotonic()
+    button.click()
+    page.wait_for_function(
+        "([selector, count]) => {"
+        " const panel = document.querySelector(selector);"
+        " if (!panel || !panel.querySelector('.ck-last')) return false;"
+        " return panel.querySelectorAll('.ck-attempt').length === count"
+        "   && !panel.querySelector('.ck-last .ck-waiting'); }",
+        arg=[PANEL, attempts_before + 1],
+        timeout=timeout * 1000,
+    )
+    took = time.monotonic() - start
+    print(f"panel: press to result drawn in {took:.2f} s", flush=True)
+    return took
+
+
+def refresh_submissions(page, assignment: str, count: int) -> None:
+    """The Assignments tab, refreshed (its own button) until it lists `count` submissions:
+    it does not know of what the panel's button submitted until then."""
+    ui.open_assignment_list(page)
+    page.locator("#refresh_assignments_list").click()
+    ui.submissions(page, assignment).nth(count - 1).wait_for(timeout=60_000)
+    assert ui.submissions(page, assignment).count() == count
+
+
+def panel_function(page, name: str):
+    """The panel's row of one function of the newest attempt."""
+    named = page.locator(".ck-name", has_text=re.compile(f"^{re.escape(name)}$"))
+    return page.locator(f"{PANEL} .ck-last .ck-function").filter(has=named)
+
+
+def shown_time(iso: str) -> str:
+    """A time as the live service's note writes it (Asia/Seoul, the class's zone)."""
+    when = datetime.fromisoformat(iso).astimezone(ZoneInfo("Asia/Seoul"))
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def test_the_live_workshop_on_the_hub(hub):
     """The hub's live service (`make hub`'s default) in a workshop, through the pages:
 
     the instructor releases ch4 → the TA opens the board's bookmark (the hub's login,
-    no server of the TA's own) → learner A submits a catalogued split_heads mistake,
-    and at once again → Fetch Feedback brings, within seconds, the first one's Korean
-    diagnosis and the second one's note (kept, graded again from …) → the board shows
-    A failing split_heads with the misconception, without a reload → A submits the same
-    mistake after the interval: the board shows A stuck → A types the fix: full marks
-    on the page, and the board shows A passing, not stuck → learner B's login gets 403
-    on the board → `make grade` grades the counted attempt (the last): A's gradebook
-    has every point of the auto-graded cells."""
+    no server of the TA's own) → learner A submits a catalogued split_heads mistake with
+    the notebook's 제출하고 채점 받기 button and reads, within PANEL_BOUND, split_heads
+    0 / N and the misconception in the 채점 결과 panel; presses again inside the interval
+    and reads in the panel when the next graded attempt can be → stock Fetch Feedback
+    still brings the first one's Korean diagnosis and the second one's note (kept,
+    graded again from …) → the board shows A failing split_heads with the
+    misconception, without a reload → A submits the same mistake after the interval:
+    the board shows A stuck → A types the fix: full automatic marks in the panel with
+    every attempt listed, and on the page, and the board shows A passing, not stuck →
+    learner B's login gets 403 on the board, and B's panel lists B's own attempt only →
+    `make grade` grades the counted attempts (A's last, B's): A's gradebook has every
+    point of the auto-graded cells."""
     from playwright.sync_api import sync_playwright
 
     settings, passwords = hub
@@ -465,6 +523,9 @@ def test_the_live_workshop_on_the_hub(hub):
     shots = ui.Shots(SHOTS.parent / "hub-live")
     shutil.rmtree(shots.folder, ignore_errors=True)
     shots.folder.mkdir(parents=True)
+    panel_shots = ui.Shots(SHOTS.parent / "hub-panel")
+    shutil.rmtree(panel_shots.folder, ignore_errors=True)
+    panel_shots.folder.mkdir(parents=True)
 
     def records() -> list[attempts.Attempt]:
         return attempts.of_learner(settings.course_root, LIVE_ASSIGNMENT, learner_a)
@@ -497,7 +558,8 @@ def test_the_live_workshop_on_the_hub(hub):
             board.evaluate("window.notReloaded = true")
             shots(board, "ta-board-opened")
 
-            # Learner A: a split_heads mistake, submitted twice in a row.
+            # Learner A: a split_heads mistake, submitted with the panel's button, then
+            # again inside the interval.
             a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE)
             # A's JupyterLab reopens ch3's notebook (its saved workspace): A closes it.
             ui.menu(a, "File", "application:close-all")
@@ -505,11 +567,26 @@ def test_the_live_workshop_on_the_hub(hub):
             ui.fetch_and_open(a, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
             for name, text in typed_wrong.items():
                 ui.replace_cell_text(a, f"def {name}(", text)
-            ui.save(a)
-            ui.submit(a, LIVE_ASSIGNMENT)
-            ui.submit(a, LIVE_ASSIGNMENT)  # at once: inside the interval
+            press_submit(a, 0)  # the button saves the notebook itself
+            split = panel_function(a, "split_heads")
+            assert "ck-failed" in split.get_attribute("class"), split.inner_text()
+            assert re.fullmatch(r"0 / [1-9]\d*", split.locator(".ck-points").inner_text())
+            mistake = split.locator(".ck-mistake").inner_text()
+            assert f"[{MISTAKE}]" in mistake, split.inner_text()
+            panel_shots(a, "learner-a-panel-diagnosis")
+            (first,) = wait_for_records(1)
+            assert first.outcome == attempts.GRADED, first
+            press_submit(a, 1)  # inside the interval: kept, not graded
             first, held = wait_for_records(2)
-            assert first.outcome == attempts.GRADED and held.outcome == attempts.TOO_SOON
+            assert held.outcome == attempts.TOO_SOON and held.next_at, held
+            last = a.locator(f"{PANEL} .ck-last")
+            assert last.locator(".ck-held").inner_text() == "보관했지만 채점하지 않음"
+            assert shown_time(held.next_at) in last.inner_text(), last.inner_text()
+            assert "부터 다시 제출하세요" in last.inner_text(), last.inner_text()
+            assert a.locator(f"{PANEL} .ck-attempt").count() == 2
+            panel_shots(a, "learner-a-panel-held-back")
+            # Stock Fetch Feedback still brings both pages, as without the panel.
+            refresh_submissions(a, LIVE_ASSIGNMENT, 2)
             ui.fetch_feedback(a, LIVE_ASSIGNMENT)
             shots(a, "learner-a-two-submits-fetched")
             # The rows are oldest first: the graded submit's page, then the held one's note.
@@ -534,7 +611,8 @@ def test_the_live_workshop_on_the_hub(hub):
 
             # After the interval, the same mistake again: graded, and A is stuck.
             after_interval(first)
-            ui.submit(a, LIVE_ASSIGNMENT)
+            ui.show_tab(a, f"{LIVE_NOTEBOOK}.ipynb")
+            press_submit(a, 2)
             wait_for_records(3)
             stuck = section.locator(".stuck")
             stuck_shows(board, learner_a, True)
@@ -545,20 +623,32 @@ def test_the_live_workshop_on_the_hub(hub):
             graded_again = records()[-1]
             ui.show_tab(a, f"{LIVE_NOTEBOOK}.ipynb")
             ui.replace_cell_text(a, "def split_heads(", typed_fix)
-            ui.save(a)
             after_interval(graded_again)
-            ui.submit(a, LIVE_ASSIGNMENT)
+            press_submit(a, 3)
             fixed = wait_for_records(4)[-1]
             assert fixed.outcome == attempts.GRADED and not fixed.failed, fixed
             points = sum(cell["points"] for cell in fixed.cells.values())
             most = sum(cell["max"] for cell in fixed.cells.values())
             assert points == most > 0, fixed.cells
+            # The panel: every function's points in full, and every attempt listed.
+            rows = a.locator(f"{PANEL} .ck-last .ck-function")
+            assert rows.count() == len(live_reference.__all__) > 0
+            assert a.locator(f"{PANEL} .ck-last .ck-function.ck-failed").count() == 0
+            for text in rows.locator(".ck-points").all_inner_texts():
+                got, most_points = text.split(" / ")
+                assert got == most_points != "0", text
+            listed = a.locator(f"{PANEL} .ck-attempt")
+            assert listed.count() == 4
+            assert a.locator(f"{PANEL} .ck-attempt.ck-held_back").count() == 1
+            a_times = listed.locator(".ck-time").all_inner_texts()
+            panel_shots(a, "learner-a-panel-full-marks")
             stuck_shows(board, learner_a, False)
             assert learner_a not in split_row.locator("td.fail").inner_text()
             assert board.evaluate("window.notReloaded === true")  # updated in place
             assert board.evaluate("window.coursekitBoard.updates") >= 4
             assert errors == [], errors  # the CSP refused nothing; no poll was refused
             shots(board, "ta-board-a-passing", full_page=True)
+            refresh_submissions(a, LIVE_ASSIGNMENT, 4)
             ui.fetch_feedback(a, LIVE_ASSIGNMENT)
             texts = [
                 ui.open_feedback(a, nth, LIVE_ASSIGNMENT).locator("body").inner_text()
@@ -575,11 +665,26 @@ def test_the_live_workshop_on_the_hub(hub):
             assert response.status == 403, response.status
             assert learner_a not in b.locator("body").inner_text()
             shots(b, "learner-b-board-403")
+
+            # B submits ch4 as released with the button: B's panel lists B's one attempt,
+            # none of A's four.
+            b.goto(f"{base}/user/{learner_b}/lab")
+            b.locator("#jp-main-dock-panel").wait_for()
+            ui.menu(b, "File", "application:close-all")
+            b.locator(".jp-NotebookPanel").wait_for(state="detached")
+            ui.fetch_and_open(b, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            press_submit(b, 0)
+            b_panel = b.locator(PANEL)
+            assert b.locator(f"{PANEL} .ck-attempt").count() == 1
+            assert b.locator(f"{PANEL} .ck-last .ck-function").count() > 0
+            b_text = b_panel.inner_text()
+            assert not [t for t in a_times if t in b_text], (a_times, b_text)
+            panel_shots(b, "learner-b-panel-own-attempt")
         finally:
             browser.close()
 
-    # make grade grades the counted attempt (the last): A's auto-graded cells in full.
-    make_grade(settings, LIVE_ASSIGNMENT, graded="1/1")
+    # make grade grades the counted attempts (A's last, B's one): A's auto-graded cells in full.
+    make_grade(settings, LIVE_ASSIGNMENT, graded="2/2")
     scores = CourseHarness(settings.course_root).scores(LIVE_ASSIGNMENT)[learner_a]
     full = CourseHarness(settings.course_root).max_scores(LIVE_ASSIGNMENT)
     auto = set(fixed.cells)

@@ -8,6 +8,7 @@ import pytest
 
 from coursekit.cluster.driver import Driver
 from coursekit.core import incidents
+from coursekit.core.course import gradebook_place
 from coursekit.core.incidents import Incident
 from coursekit.staff.report import data
 from tests.support.course_sandbox import CourseSandbox
@@ -112,9 +113,9 @@ def test_workers_that_kept_dying_are_grading_worker_lost_in_the_notebook_and_ta_
     assignment = course.assignments()[0]
     course.generate(assignment)
     course.submit("killer", assignment, course.release_notebook(assignment))
-    driver = Driver(course.root, course.db_url, course.course_id)
+    driver = Driver(gradebook_place(course.root))
     try:
-        lost = driver.record_lost(assignment, "killer", "digest", "course", 3)
+        lost = driver.record_lost(assignment, "killer", "digest", "bundle digest", 3)
     finally:
         driver.close()
     assert lost == incidents.worker_lost(3)

@@ -23,6 +23,7 @@ import nbformat
 import pytest
 
 from coursekit.cluster.submission import read_submission
+from coursekit.learner.feedback import read_attempt
 from coursekit.live import attempts
 from coursekit.simulate import submissions
 from tests.support.live_class import (
@@ -164,10 +165,15 @@ def test_a_resubmit_inside_the_interval_is_kept_and_gets_the_note(live):
     assert second.outcome == attempts.TOO_SOON and not second.cells
     assert second.next_at is not None and second.next_at > first.submitted_at
     assert len(live.entries("wrong")) == 2  # nbgrader keeps every submission
-    notes = [text for text in live.pages["wrong"].values() if "split_heads" not in text]
+    notes = {time: text for time, text in live.pages["wrong"].items() if "split_heads" not in text}
     assert len(notes) == 1, (second.errors, list(live.pages["wrong"]))
-    (note,) = notes
+    ((folder, note),) = notes.items()
     assert "채점하지 않았습니다" in note and "3600초" in note
+    # The learner's panel reads the same note as data: held back, graded again from when.
+    fetched = live.home("wrong") / "course" / ASSIGNMENT / "feedback" / folder
+    data = read_attempt((fetched / NOTEBOOK.replace(".ipynb", ".html")).read_text("utf-8"))
+    assert data is not None and data["held_back"] == attempts.TOO_SOON, data
+    assert data["next_graded_at"] and data["next_graded_at"] in note
 
 
 def test_a_notebook_that_kills_its_kernel_costs_only_itself(live):
@@ -339,3 +345,54 @@ def test_the_note_page_is_escaped_text_in_the_courses_language():
     assert "href" not in page and "src=" not in page
     with messages.speaking("ko"):
         assert '<html lang="ko">' in note_page("x")
+
+
+def test_the_note_page_carries_its_reason_as_data_for_the_panel():
+    from coursekit.core import messages
+    from coursekit.live.feedback import TOO_MANY_NOTE, TOO_SOON_NOTE, held_back, note_page
+
+    when = {"submitted": "2026-12-07 09:00:01 KST", "next_at": "2026-12-07 10:00:01 KST",
+            "interval": 3600, "most": 30}  # fmt: skip
+    with messages.speaking("ko"):
+        soon_text = messages._(TOO_SOON_NOTE).format(**when)
+        soon = note_page(soon_text, held_back(attempts.TOO_SOON, when))
+        many = note_page(
+            messages._(TOO_MANY_NOTE).format(**when),
+            held_back(attempts.TOO_MANY, dict(when, next_at="")),
+        )
+    data = read_attempt(soon)
+    assert data == {"schema": 1, "held_back": "too_soon", "next_graded_at": when["next_at"]}
+    assert when["next_at"] in soon_text  # the time the note's own words give
+    assert read_attempt(many) == {"schema": 1, "held_back": "too_many", "next_graded_at": None}
+    assert "<script" not in soon and "href" not in soon and "src=" not in soon
+    # A reason that is not JSON-safe markup stays an escaped attribute, read back whole.
+    odd = note_page("x", held_back(attempts.TOO_SOON, dict(when, next_at='"><b>1</b>')))
+    assert "<b>" not in odd and read_attempt(odd)["next_graded_at"] == '"><b>1</b>'
+    assert read_attempt(note_page("x")) is None  # no data given: none on the page
+
+
+def test_the_panel_shows_a_fetched_note_as_held_back(tmp_path):
+    from coursekit.learner import panel_server
+    from coursekit.live.feedback import held_back, note_page
+
+    when = {"next_at": "2026-12-07 10:00:01 KST"}
+    pages = {
+        "graded": '<div hidden id="coursekit-attempt" data-attempt=\'{"schema": 1}\'></div>',
+        "held": note_page("x", held_back(attempts.TOO_SOON, when)),
+    }
+    submissions = []
+    for name, page in pages.items():
+        path = tmp_path / "a" / "feedback" / name / "nb.html"
+        path.parent.mkdir(parents=True)
+        path.write_text(page, encoding="utf-8")
+        notebooks = [{"local_feedback_path": str(path)}]
+        submissions.append({"timestamp": name, "notebooks": notebooks})
+
+    class Manager:  # nbgrader's assignment list, as far as the panel calls it
+        def list_submitted_assignments(self, course_id):
+            return {"success": True, "value": [{"assignment_id": "a", "submissions": submissions}]}
+
+    found = panel_server.attempts(Manager(), str(tmp_path), "c", "a")
+    assert [item["state"] for item in found] == ["graded", "held_back"]
+    assert found[1]["summary"]["next_graded_at"] == when["next_at"]
+    assert found[1]["page"] == "a/feedback/held/nb.html"

@@ -42,7 +42,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from coursekit.autograde.once_per_notebook import CellsReadOnce, OverwriteCellsReadOnce
+from coursekit.nbgrader_internals.preprocessors import CellsReadOnce, OverwriteCellsReadOnce
 
 
 def claimed_id(cell) -> str | None:

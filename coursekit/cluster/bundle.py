@@ -1,6 +1,6 @@
 """What a Dask worker needs of the course, as plain data that reaches it once per run.
 
-A `CourseBundle` holds the instructor's side of the course, the files
+A `GradingBundle` holds the instructor's side of the course, the files
 (nbgrader_config.py, source/, and its reference and checks packages: solutions/ and
 grader_tests/ unless `c.CourseKit.*_package` names others) and the gradebook's
 definitions of the graded assignments (assignment, notebook and cell rows,
@@ -23,25 +23,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from coursekit.core.environment import use_environment_bin
+from coursekit.core.course import GradebookPlace
+from coursekit.nbgrader_internals.rows import alembic_version, read_definitions, write_definitions
 
 FILES = ("nbgrader_config.py",)
 SKIPPED = {"__pycache__", ".ipynb_checkpoints"}
-# Parents before children, as the foreign keys need them.
-DEFINITION_TABLES = (
-    "assignment",
-    "notebook",
-    "base_cell",
-    "source_cell",
-    "grade_cells",
-    "solution_cells",
-    "task_cells",
-)
 DEFINITIONS_DB = "definitions.db"
 
 
 @dataclass(frozen=True)
-class CourseBundle:
+class GradingBundle:
     course_id: str
     files: dict[str, bytes]  # relative path -> content
     definitions: dict[str, list[dict]]  # table -> rows
@@ -108,92 +99,6 @@ def course_files(root: Path) -> dict[str, bytes]:
     return files
 
 
-def read_definitions(db_url: str, course_id: str, assignments) -> dict[str, list[dict]]:
-    """The gradebook's rows that define these assignments, table by table."""
-    from nbgrader.api import Base, Gradebook
-    from sqlalchemy import select
-
-    tables = Base.metadata.tables
-    result: dict[str, list[dict]] = {}
-    with Gradebook(db_url, course_id) as gb:
-        db = gb.db
-
-        def rows(table, column, values):
-            if not values:
-                return []
-            query = select(tables[table]).where(tables[table].c[column].in_(sorted(values)))
-            return [dict(row._mapping) for row in db.execute(query)]
-
-        assignment = tables["assignment"]
-        query = select(assignment).where(
-            assignment.c.name.in_(sorted(assignments)), assignment.c.course_id == course_id
-        )
-        result["assignment"] = [dict(row._mapping) for row in db.execute(query)]
-        result["notebook"] = rows(
-            "notebook", "assignment_id", {r["id"] for r in result["assignment"]}
-        )
-        notebooks = {r["id"] for r in result["notebook"]}
-        result["base_cell"] = rows("base_cell", "notebook_id", notebooks)
-        result["source_cell"] = rows("source_cell", "notebook_id", notebooks)
-        cells = {r["id"] for r in result["base_cell"]}
-        for table in ("grade_cells", "solution_cells", "task_cells"):
-            result[table] = rows(table, "id", cells)
-    for table in result:
-        result[table].sort(key=lambda row: str(row["id"]))
-    return result
-
-
-def alembic_version(db_url: str) -> str | None:
-    """The schema version the class gradebook is stamped with (None: not stamped)."""
-    from sqlalchemy import create_engine, inspect, text
-
-    engine = create_engine(db_url)
-    try:
-        if "alembic_version" not in inspect(engine).get_table_names():
-            return None
-        with engine.connect() as connection:
-            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    finally:
-        engine.dispose()
-
-
-def stamp(db_url: str, version: str) -> None:
-    """Stamp a new gradebook as nbgrader does (its two statements), before nbgrader opens it:
-    nbgrader then sees a database and runs no `alembic heads` process (1.9 CPU-s) to learn
-    the version; it still creates every table itself."""
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(db_url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(
-                text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL);")
-            )
-            connection.execute(
-                text("INSERT INTO alembic_version (version_num) VALUES (:version);"),
-                {"version": version},
-            )
-    finally:
-        engine.dispose()
-
-
-def write_definitions(
-    db_url: str, course_id: str, definitions: dict[str, list[dict]], version: str | None = None
-) -> None:
-    """A gradebook (made by nbgrader, so its schema) holding only these rows; stamped with
-    `version` (the class gradebook's), else with the version nbgrader asks alembic for."""
-    from nbgrader.api import Base, Gradebook
-
-    use_environment_bin()
-    if version:
-        stamp(db_url, version)
-    with Gradebook(db_url, course_id) as gb:
-        for table in DEFINITION_TABLES:
-            if definitions.get(table):
-                gb.db.execute(Base.metadata.tables[table].insert(), definitions[table])
-        gb.db.commit()
-
-
 def digest_of(course_id: str, files: dict[str, bytes], definitions: dict) -> str:
     digest = hashlib.sha256(course_id.encode())
     for relative in sorted(files):
@@ -203,12 +108,15 @@ def digest_of(course_id: str, files: dict[str, bytes], definitions: dict) -> str
     return digest.hexdigest()
 
 
-def make(root: Path, db_url: str, course_id: str, assignments) -> CourseBundle:
-    files = course_files(Path(root))
-    definitions = read_definitions(db_url, course_id, assignments)
+def make(place: GradebookPlace, assignments) -> GradingBundle:
+    course_id = place.course_id
+    files = course_files(Path(place.root))
+    definitions = read_definitions(place.db_url, course_id, assignments)
     with tempfile.TemporaryDirectory(prefix="coursekit-definitions-") as scratch:
         database = Path(scratch) / DEFINITIONS_DB
-        write_definitions(f"sqlite:///{database}", course_id, definitions, alembic_version(db_url))
+        write_definitions(
+            f"sqlite:///{database}", course_id, definitions, alembic_version(place.db_url)
+        )
         definitions_db = database.read_bytes()
     digest = digest_of(course_id, files, definitions)
-    return CourseBundle(course_id, files, definitions, digest, definitions_db)
+    return GradingBundle(course_id, files, definitions, digest, definitions_db)

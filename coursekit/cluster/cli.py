@@ -45,7 +45,7 @@ from pathlib import Path
 from traitlets import TraitError
 
 from coursekit.autograde.execute import UNSAFE_WARNING
-from coursekit.cluster import dask_cluster, distribute, worker
+from coursekit.cluster import dask_cluster, distribute
 from coursekit.cluster.session import GradingSession, find_submissions
 from coursekit.cluster.submission import Result
 from coursekit.cluster.summary import grading_line, progress_line, summary
@@ -53,6 +53,7 @@ from coursekit.core.course import add_root_argument, load_config
 from coursekit.core.messages import _
 from coursekit.live.counted import put_counted_in_place
 from coursekit.live.policy import check_settings
+from coursekit.nbgrader_internals import quiet
 from coursekit.sandbox import policy
 
 
@@ -223,7 +224,7 @@ def main(argv=None) -> int:
         for assignment, student in invalid:
             print(f"  {assignment} · {student}: {invalid[(assignment, student)].text}")
     failed: list[Result] = []
-    worker.quiet_known_warnings()
+    quiet.ignore_add_submission_warning()
     try:
         session.connect(client_for(args, root, jobs))
         session.use_course({assignment for assignment, _student in tasks})
@@ -241,7 +242,7 @@ def main(argv=None) -> int:
         session.close()
     elapsed = time.perf_counter() - started
     report = session.found
-    print(summary(root, session.db_url, session.course_id, tasks, invalid, failed, report, elapsed))
+    print(summary(session.place, tasks, invalid, failed, report, elapsed))
     print("\n".join(session.worker_summary()))
     if args.stats:
         args.stats.write_text(json.dumps(session.stats(), indent=2) + "\n", encoding="utf-8")

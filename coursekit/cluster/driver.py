@@ -4,7 +4,7 @@ One transaction per result writes what stock `nbgrader autograde` writes for
 that learner (the submission and its timestamp, per cell `auto_score`,
 `needs_manual_grade` and `auto_comment`, per notebook the late penalty) and a
 row of its own table `coursekit_graded`: (assignment, learner) -> the digest
-of the submitted files and of the course bundle it was graded with. A result
+of the submitted files and of the grading bundle it was graded with. A result
 whose digests are already there is not written again, so a task that Dask
 ran twice, or a `make grade` run again after a crash, writes nothing twice.
 nbgrader's own tables, commands and formgrader never read that table.
@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import shutil
 import time
-import warnings
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from nbgrader.api import Gradebook, SubmittedAssignment
 from sqlalchemy import Column, DateTime, MetaData, String, Table, and_, delete, select
-from sqlalchemy.exc import SAWarning
 
-from coursekit.autograde.once_per_notebook import CommitAtEnd
 from coursekit.cluster import gradebook
 from coursekit.cluster.bundle import safe_relative
 from coursekit.cluster.submission import Result
 from coursekit.core import incidents
+from coursekit.core.course import GradebookPlace
+from coursekit.nbgrader_internals import engines, quiet
+from coursekit.nbgrader_internals.rows import assignment_layout, insert_new_submission
 
 LEDGER = Table(
     "coursekit_graded",
@@ -34,7 +33,9 @@ LEDGER = Table(
     Column("assignment", String(128), primary_key=True),
     Column("student", String(128), primary_key=True),
     Column("digest", String(64), nullable=False),  # of the submitted files
-    Column("course", String(64), nullable=False),  # of the course bundle
+    # of the grading bundle and options (`bundle_digest`); the column keeps its first name,
+    # as gradebooks already hold it (renaming it would take a migration)
+    Column("course", String(64), nullable=False),
     Column("graded_at", DateTime, nullable=False),
 )
 
@@ -42,8 +43,8 @@ LEDGER = Table(
 class Driver:
     """The one writer of a `make grade` run, with its own cost per result measured."""
 
-    def __init__(self, root: Path, db_url: str, course_id: str):
-        self.root, self.db_url, self.course_id = Path(root), db_url, course_id
+    def __init__(self, place: GradebookPlace):
+        self.place = place
         self.cpu = self.wall = 0.0  # spent writing results and bookkeeping
         self.written = 0
         self._gradebook: Gradebook | None = None
@@ -54,7 +55,7 @@ class Driver:
         """The run's one gradebook: opened once, not once per result (a new `Gradebook`
         inspects the schema and checks the course; its queries are compiled again)."""
         if self._gradebook is None:
-            self._gradebook = Gradebook(self.db_url, self.course_id)
+            self._gradebook = Gradebook(self.place.db_url, self.place.course_id)
         return self._gradebook
 
     def close(self) -> None:
@@ -63,8 +64,8 @@ class Driver:
             self._gradebook = None
 
     def graded(self) -> dict[tuple[str, str], tuple[str, str]]:
-        """(assignment, learner) -> (submission digest, course digest) already written."""
-        with Gradebook(self.db_url, self.course_id) as gb:
+        """(assignment, learner) -> (submission digest, bundle digest) already written."""
+        with Gradebook(self.place.db_url, self.place.course_id) as gb:
             rows = gb.db.execute(
                 select(LEDGER.c.assignment, LEDGER.c.student, LEDGER.c.digest, LEDGER.c.course)
             )
@@ -77,7 +78,7 @@ class Driver:
 
     def extensions(self) -> dict[tuple[str, str], timedelta]:
         """(assignment, learner) -> the extension of the due date the instructor granted."""
-        with Gradebook(self.db_url, self.course_id) as gb:
+        with Gradebook(self.place.db_url, self.place.course_id) as gb:
             return {
                 (s.assignment.name, s.student.id): s.extension
                 for s in gb.db.query(SubmittedAssignment).filter(
@@ -85,43 +86,37 @@ class Driver:
                 )
             }
 
-    def apply(self, result: Result, course: str) -> bool:
+    def apply(self, result: Result, bundle_digest: str) -> bool:
         """Write one graded submission; False when it was already written (nothing done).
 
-        `course`: the digest of the course bundle and the grading options."""
+        `bundle_digest`: the digest of the grading bundle and the grading options."""
         started, cpu = time.perf_counter(), time.process_time()
         try:
-            return self._apply(result, course)
+            return self._apply(result, bundle_digest)
         finally:
             self.wall += time.perf_counter() - started
             self.cpu += time.process_time() - cpu
 
-    def _apply(self, result: Result, course: str) -> bool:
+    def _apply(self, result: Result, bundle_digest: str) -> bool:
         key = (result.assignment, result.student)
         gb = self.gradebook()
-        if self._written_as(gb.db, *key) == (result.digest, course):
+        if self._written_as(gb.db, *key) == (result.digest, bundle_digest):
             gb.db.rollback()  # the read's transaction, so no lock is held between results
             return False
         self._write_autograded(result)
-        plain, session = gb.db, CommitAtEnd(gb.db)
-        gb.db = session
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission
-                self._write_rows(gb, session, result, course)
-        except BaseException:
-            plain.rollback()
-            raise
-        finally:
-            gb.db = plain
+        with engines.commit_at_end(gb) as session, quiet.sawarnings_ignored():
+            self._write_rows(gb, session, result, bundle_digest)
         self.written += 1
         return True
 
-    def _write_rows(self, gb, session, result: Result, course: str) -> None:
+    def _write_rows(self, gb, session, result: Result, bundle_digest: str) -> None:
         key = (result.assignment, result.student)
         gb.update_or_create_student(result.student)
-        if self._insert_new(gb, session, result):
-            self._record(session, result.assignment, result.student, result.digest, course)
+        layout = self._layout(gb, result.assignment)
+        if insert_new_submission(
+            session, layout, result.student, result.timestamp, result.notebooks
+        ):
+            self._record(session, result.assignment, result.student, result.digest, bundle_digest)
             session.commit_now()
             return
         if result.timestamp is not None:
@@ -143,123 +138,31 @@ class Driver:
             for comment in notebook.comments:
                 if comment.name in rows.comments:
                     comment.auto_comment = rows.comments[comment.name]
-        self._record(session, result.assignment, result.student, result.digest, course)
+        self._record(session, result.assignment, result.student, result.digest, bundle_digest)
         session.commit_now()
 
-    def _insert_new(self, gb, session, result: Result) -> bool:
-        """A learner's first graded submission of an assignment, in one INSERT per table.
-
-        The rows nbgrader's add_submission makes (the submission, a notebook
-        row per notebook of the assignment, a grade per grade and task cell, a
-        comment per solution and task cell; nbgrader's own defaults) with the
-        values autograde then gives them, as the ORM path below writes them
-        field for field, without its per-row flushes. False (nothing written)
-        when the submission is already there: an extension, a regrade, a TA's
-        scores, which the ORM path keeps.
-        """
-        from nbgrader import utils
-        from nbgrader.api import Comment, Grade, SubmittedNotebook, new_uuid
-
-        existing = session.execute(
-            select(SubmittedAssignment.id).where(
-                SubmittedAssignment.assignment_id == self._layout(gb, result.assignment)[0],
-                SubmittedAssignment.student_id == result.student,
-            )
-        ).first()
-        if existing is not None:
-            return False
-        assignment_id, notebooks = self._layout(gb, result.assignment)
-        submission_id = new_uuid()
-        notebook_rows, grade_rows, comment_rows = [], [], []
-        for name, (notebook_id, graded, commented) in notebooks.items():
-            rows = result.notebooks.get(name)
-            submitted_id = new_uuid()
-            notebook_rows.append(
-                {
-                    "id": submitted_id,
-                    "assignment_id": submission_id,
-                    "notebook_id": notebook_id,
-                    "flagged": False,
-                    "late_submission_penalty": rows.late_submission_penalty if rows else None,
-                }
-            )
-            for cell_id, cell in graded:
-                # a cell autograde gave no score keeps nbgrader's default (needs a TA)
-                auto_score, needs_manual = (
-                    rows.grades[cell] if rows and cell in rows.grades else (None, True)
-                )
-                grade_rows.append(
-                    {
-                        "id": new_uuid(),
-                        "notebook_id": submitted_id,
-                        "cell_id": cell_id,
-                        "auto_score": auto_score,
-                        "manual_score": None,
-                        "extra_credit": None,
-                        "needs_manual_grade": needs_manual,
-                    }
-                )
-            for cell_id, cell in commented:
-                comment_rows.append(
-                    {
-                        "id": new_uuid(),
-                        "notebook_id": submitted_id,
-                        "cell_id": cell_id,
-                        "auto_comment": rows.comments.get(cell) if rows else None,
-                        "manual_comment": None,
-                    }
-                )
-        session.execute(
-            SubmittedAssignment.__table__.insert(),
-            [
-                {
-                    "id": submission_id,
-                    "assignment_id": assignment_id,
-                    "student_id": result.student,
-                    "timestamp": utils.parse_utc(result.timestamp),
-                    "extension": None,
-                }
-            ],
-        )
-        for table, rows in (
-            (SubmittedNotebook.__table__, notebook_rows),
-            (Grade.__table__, grade_rows),
-            (Comment.__table__, comment_rows),
-        ):
-            if rows:
-                session.execute(table.insert(), rows)
-        return True
-
     def _layout(self, gb, assignment: str) -> tuple[str, dict]:
-        """assignment id, and per notebook name: (notebook id, [(grade or task cell id,
-        name)], [(solution or task cell id, name)]), as add_submission walks them."""
+        """The assignment's ids (assignment_layout), read once per run."""
         if assignment not in self._layouts:
-            found = gb.find_assignment(assignment)
-            self._layouts[assignment] = (
-                found.id,
-                {
-                    notebook.name: (
-                        notebook.id,
-                        [(c.id, c.name) for c in [*notebook.grade_cells, *notebook.task_cells]],
-                        [(c.id, c.name) for c in [*notebook.solution_cells, *notebook.task_cells]],
-                    )
-                    for notebook in found.notebooks
-                },
-            )
+            self._layouts[assignment] = assignment_layout(gb, assignment)
         return self._layouts[assignment]
 
-    def _record(self, session, assignment, student, digest, course) -> None:
+    def _record(self, session, assignment, student, digest, bundle_digest) -> None:
         where = and_(LEDGER.c.assignment == assignment, LEDGER.c.student == student)
         session.execute(delete(LEDGER).where(where))
         now = datetime.now(UTC).replace(tzinfo=None)
         session.execute(
             LEDGER.insert().values(
-                assignment=assignment, student=student, digest=digest, course=course, graded_at=now
+                assignment=assignment,
+                student=student,
+                digest=digest,
+                course=bundle_digest,
+                graded_at=now,
             )
         )
 
     def _write_autograded(self, result: Result) -> None:
-        folder = self.root / "autograded" / result.student / result.assignment
+        folder = self.place.root / "autograded" / result.student / result.assignment
         shutil.rmtree(folder, ignore_errors=True)  # as autograde --force
         folder.mkdir(parents=True, exist_ok=True)
         for relative, content in result.autograded.items():
@@ -268,16 +171,16 @@ class Driver:
             path.write_bytes(content)
 
     def record_lost(
-        self, assignment: str, student: str, digest: str, course: str, tries: int
+        self, assignment: str, student: str, digest: str, bundle_digest: str, tries: int
     ) -> incidents.Incident:
         """A submission whose workers kept dying: 0 on every cell, and in its notebook's test
         cells the GradingWorkerLost incident (what the TA report reads) that it returns."""
         started, cpu = time.perf_counter(), time.process_time()
         lost = incidents.worker_lost(tries)
-        gradebook.grade_unreadable(self.root, self.db_url, self.course_id, assignment, student)
-        gradebook.write_unreadable_notebooks(self.root, assignment, student, lost)
-        with Gradebook(self.db_url, self.course_id) as gb:
-            self._record(gb.db, assignment, student, digest, course)
+        gradebook.grade_unreadable(self.place, assignment, student)
+        gradebook.write_unreadable_notebooks(self.place.root, assignment, student, lost)
+        with Gradebook(self.place.db_url, self.place.course_id) as gb:
+            self._record(gb.db, assignment, student, digest, bundle_digest)
             gb.db.commit()
         self.wall += time.perf_counter() - started
         self.cpu += time.process_time() - cpu

@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 import shutil
-import warnings
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from sqlalchemy.exc import SAWarning
 
 from coursekit.autograde import shapes
 from coursekit.core import cells, incidents
-from coursekit.core.course import Course
+from coursekit.core.course import GradebookPlace, gradebook_place
+from coursekit.nbgrader_internals import quiet
 
 SQLITE_BUSY_TIMEOUT = 120  # seconds a worker waits for another one's write
 
 
-@dataclass
-class CourseSettings:
-    db_url: str
-    course_id: str
-
-
-def course_settings(root: Path) -> CourseSettings:
-    """The gradebook URL and course id exactly as stock nbgrader reads them."""
-    course = Course(root)
-    return CourseSettings(course.db_url, course.course_id)
+def grading_place(root: Path) -> GradebookPlace:
+    """The course's gradebook place as stock nbgrader reads it, its SQLite gradebook
+    waited for (`with_busy_timeout`)."""
+    place = gradebook_place(root)
+    return replace(place, db_url=with_busy_timeout(place.db_url))
 
 
 def with_busy_timeout(db_url: str) -> str:
@@ -38,9 +32,9 @@ def with_busy_timeout(db_url: str) -> str:
     return db_url
 
 
-def prepare(db_url: str, course_id: str, tasks) -> None:
+def prepare(place: GradebookPlace, tasks) -> None:
     """Create the learners first, in one writer, so workers never race to insert one."""
-    with Gradebook(db_url, course_id) as gb:
+    with Gradebook(place.db_url, place.course_id) as gb:
         for student in sorted({student for _, student in tasks}):
             gb.update_or_create_student(student)
 
@@ -57,17 +51,16 @@ def invalid_submissions(root: Path, tasks) -> dict[tuple[str, str], incidents.In
     return invalid
 
 
-def grade_unreadable(root: Path, db_url: str, course_id: str, assignment: str, student: str):
+def grade_unreadable(place: GradebookPlace, assignment: str, student: str):
     """Record the submission and give every cell 0.
 
     This is what stock autograde does for a notebook that is missing from a submission.
     """
+    root = place.root
     folder = root / "submitted" / student / assignment
     timestamp = CourseDirectory(root=str(root)).get_existing_timestamp(str(folder))
     shutil.rmtree(root / "autograded" / student / assignment, ignore_errors=True)
-    with Gradebook(db_url, course_id) as gb, warnings.catch_warnings():
-        # nbgrader's own submission creation triggers SQLAlchemy autoflush warnings.
-        warnings.simplefilter("ignore", SAWarning)
+    with Gradebook(place.db_url, place.course_id) as gb, quiet.sawarnings_ignored():
         gb.update_or_create_student(student)
         if timestamp:
             gb.update_or_create_submission(assignment, student, timestamp=timestamp)
@@ -101,23 +94,23 @@ def write_unreadable_notebooks(
         nbformat.write(nb, folder / path.name)
 
 
-def score_unreadable(root: Path, db_url: str, course_id: str, tasks):
+def score_unreadable(place: GradebookPlace, tasks):
     """Submissions with a notebook that cannot be read, scored 0 before any grading (as stock
     autograde scores a missing one): the tasks left to grade, the unreadable ones with their
     incidents, and the incidents report begun with them."""
-    invalid = invalid_submissions(root, tasks)
+    invalid = invalid_submissions(place.root, tasks)
     report: dict[str, dict[str, list[incidents.Incident]]] = {}
     for (assignment, student), incident in invalid.items():
-        grade_unreadable(root, db_url, course_id, assignment, student)
-        write_unreadable_notebooks(root, assignment, student, incident)
+        grade_unreadable(place, assignment, student)
+        write_unreadable_notebooks(place.root, assignment, student, incident)
         report.setdefault(assignment, {})[student] = [incident]
     return [t for t in tasks if t not in invalid], invalid, report
 
 
-def totals(db_url: str, course_id: str, tasks, invalid) -> dict[str, list[float]]:
+def totals(place: GradebookPlace, tasks, invalid) -> dict[str, list[float]]:
     """assignment -> the auto score total of each graded learner."""
     result: dict[str, list[float]] = {}
-    with Gradebook(db_url, course_id) as gb:
+    with Gradebook(place.db_url, place.course_id) as gb:
         for assignment, student in [*tasks, *invalid]:
             try:
                 submission = gb.find_submission(assignment, student)

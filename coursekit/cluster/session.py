@@ -2,7 +2,7 @@
 
 A `GradingSession` owns, for as long as it is open, everything that grading a
 submission on Dask needs besides the submission: the Dask client (`connect`),
-the course bundle and the worker plugins that carry it (each registered once:
+the grading bundle and the worker plugins that carry it (each registered once:
 a plugin registered again would be torn down and set up anew on every
 worker), the driver that alone writes the gradebook and autograded/, and the
 incidents record (`reports/grading_incidents.json`, written by
@@ -10,7 +10,7 @@ incidents record (`reports/grading_incidents.json`, written by
 
 - `prepare(tasks)`: the learners in the gradebook, and the submissions with an
   unreadable notebook scored 0 before any grading (their incidents recorded);
-- `start(assignments)`: the course bundle of those assignments on the workers
+- `start(assignments)`: the grading bundle of those assignments on the workers
   (made again and sent when the course changed since);
 - `to_grade` / `not_yet_graded`: a submission read from submitted/, unless the
   gradebook holds it with the same files and course;
@@ -95,9 +95,7 @@ class GradingSession:
         """`nbgrader_args`: autograde's options for every submission (each worker names its
         own scratch gradebook). `client`: a Dask client the caller keeps, else `connect`."""
         self.root = Path(root).resolve()
-        settings = gradebook.course_settings(self.root)
-        self.db_url = gradebook.with_busy_timeout(settings.db_url)
-        self.course_id = settings.course_id
+        self.place = gradebook.grading_place(self.root)
         self.nbgrader_args = [
             a for a in nbgrader_args if not a.startswith("--CourseDirectory.db_url=")
         ]
@@ -107,9 +105,9 @@ class GradingSession:
         self.client = client
         self._owned = contextlib.ExitStack()  # the client, when the session opened it
         self._plugins: set[str] = set()  # registered on the cluster by this session
-        self.bundle: bundle.CourseBundle | None = None
+        self.bundle: bundle.GradingBundle | None = None
         self.driver: Driver | None = None
-        self.course = ""  # the digest of the bundle and the options: what the ledger holds
+        self.bundle_digest = ""  # of the bundle and the options: what the ledger holds
         self.per_worker: dict[str, list[float]] = defaultdict(list)
         self.skipped = 0
         self.bar = None
@@ -171,34 +169,32 @@ class GradingSession:
         then the submissions with a notebook that cannot be read scored 0 (as stock
         autograde scores a missing one) and their incidents recorded: the tasks left to
         grade, and the unreadable ones with their incidents."""
-        gradebook.prepare(self.db_url, self.course_id, tasks)
-        left, invalid, report = gradebook.score_unreadable(
-            self.root, self.db_url, self.course_id, tasks
-        )
+        gradebook.prepare(self.place, tasks)
+        left, invalid, report = gradebook.score_unreadable(self.place, tasks)
         for assignment, student in invalid:
             self.record(assignment, student, report[assignment][student], replace=True)
         return left, invalid
 
-    def use_bundle(self, course: bundle.CourseBundle) -> bool:
-        """Grade with `course` from now on: False when it is the one already in use. A new
-        course gets a driver of its own (the old one is closed)."""
-        if self.bundle is not None and self.bundle.digest == course.digest:
+    def use_bundle(self, made: bundle.GradingBundle) -> bool:
+        """Grade with the bundle `made` from now on: False when it is the one already in
+        use. A new bundle gets a driver of its own (the old one is closed)."""
+        if self.bundle is not None and self.bundle.digest == made.digest:
             return False
         self._close_driver()
-        self.bundle = course
-        self.driver = Driver(self.root, self.db_url, self.course_id)
+        self.bundle = made
+        self.driver = Driver(self.place)
         # the options change what a submission gets, as the course does
-        self.course = bundle.digest_of(
-            course.digest, {"args": repr(self.nbgrader_args).encode()}, {}
+        self.bundle_digest = bundle.digest_of(
+            made.digest, {"args": repr(self.nbgrader_args).encode()}, {}
         )
         return True
 
     def use_course(self, assignments) -> bool:
-        """The course bundle of `assignments`, read now (see `use_bundle`)."""
-        return self.use_bundle(bundle.make(self.root, self.db_url, self.course_id, assignments))
+        """The grading bundle of `assignments`, read now (see `use_bundle`)."""
+        return self.use_bundle(bundle.make(self.place, assignments))
 
     def start(self) -> None:
-        """The course bundle on every worker: its plugin registered once per session and
+        """The grading bundle on every worker: its plugin registered once per session and
         content hash (a worker that joins later gets it from the scheduler); a scheduler
         that would hand a worker more than one task at a time said so."""
         plugin = task.CoursePlugin(self.bundle, self.unsafe_no_sandbox)
@@ -234,7 +230,7 @@ class GradingSession:
 
     def _unless_graded(self, key, done, extensions) -> Submission | None:
         submission = read_submission(self.root, *key, extensions.get(key))
-        same = done.get(key) == (submission.digest, self.course)
+        same = done.get(key) == (submission.digest, self.bundle_digest)
         return submission if self.regrade or not same else None
 
     # -- grading --------------------------------------------------------------
@@ -271,7 +267,7 @@ class GradingSession:
         if isinstance(error, KilledWorker):
             tries = self._allowed_failures()
             lost = self.driver.record_lost(
-                assignment, student, submission.digest, self.course, tries
+                assignment, student, submission.digest, self.bundle_digest, tries
             )
             self.per_worker[DEAD_WORKER].append(0.0)
             return Result(assignment, student, True, attempts=tries, incidents=[lost], written=True)
@@ -282,7 +278,7 @@ class GradingSession:
             return Result(assignment, student, False, errors=[message])
         result: Result = future.result()
         self.per_worker[result.worker].append(result.seconds)
-        if result.course != self.bundle.digest:  # graded with another version of the course
+        if result.bundle_digest != self.bundle.digest:  # graded with another version of the course
             return Result(
                 assignment,
                 student,
@@ -293,7 +289,7 @@ class GradingSession:
             )
         if not result.ok:
             return result
-        result.written = self.driver.apply(result, self.course)
+        result.written = self.driver.apply(result, self.bundle_digest)
         # Written: the files and rows are in the gradebook and autograded/ now, and the
         # result goes on to make grade's lines without its copy of them.
         result.autograded, result.notebooks, result.verdicts = {}, {}, {}

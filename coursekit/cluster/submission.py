@@ -63,7 +63,7 @@ class Result:
     attempts: int = 1
     errors: list[str] = field(default_factory=list)
     digest: str = ""  # of the submitted files
-    course: str = ""  # the digest of the bundle it was graded with
+    bundle_digest: str = ""  # the digest of the bundle it was graded with
     worker: str = ""  # the Dask worker's address
     timestamp: datetime | None = None
     notebooks: dict[str, NotebookRows] = field(default_factory=dict)

@@ -47,7 +47,7 @@ def progress_line(done: int, total: int, outcome: Result) -> str:
     return line
 
 
-def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) -> str:
+def summary(place, tasks, invalid, failed, report, elapsed) -> str:
     graded = len(tasks) + len(invalid) - len(failed)
     total = len(tasks) + len(invalid)
     lines = [
@@ -57,7 +57,7 @@ def summary(root, db_url, course_id, tasks, invalid, failed, report, elapsed) ->
             total,
         ).format(graded=graded, total=total, seconds=elapsed),
     ]
-    for assignment, totals in sorted(gradebook.totals(db_url, course_id, tasks, invalid).items()):
+    for assignment, totals in sorted(gradebook.totals(place, tasks, invalid).items()):
         mean = sum(totals) / len(totals) if totals else 0.0
         learners = ngettext(
             "{assignment}: {learners} learner, mean automatic score {mean:.2f}",

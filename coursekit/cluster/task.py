@@ -20,12 +20,13 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from coursekit.cluster import worker
-from coursekit.cluster.bundle import DEFINITIONS_DB, CourseBundle, safe_relative
+from coursekit.cluster.bundle import DEFINITIONS_DB, GradingBundle, safe_relative
 from coursekit.cluster.submission import NotebookRows, Result, Submission
 from coursekit.core import incidents, messages
 from coursekit.core.environment import use_environment_bin
 from coursekit.core.messages import _
 from coursekit.exchange.names import kept_path
+from coursekit.nbgrader_internals.rows import scratch_rows
 
 # The grader's modules that import names from them when they are imported.
 IMPORTERS = (
@@ -39,14 +40,14 @@ class SandboxRefusedError(RuntimeError):
     """This worker has no sandbox for learner code, so it grades nothing."""
 
 
-def plugin_name(bundle: CourseBundle) -> str:
+def plugin_name(bundle: GradingBundle) -> str:
     return f"coursekit-course-{bundle.digest[:16]}"
 
 
 class CoursePlugin(WorkerPlugin):
     """The course on a worker: unpacked once, its checks importable, its warm-kernel parent up."""
 
-    def __init__(self, bundle: CourseBundle, unsafe_no_sandbox: bool = False):
+    def __init__(self, bundle: GradingBundle, unsafe_no_sandbox: bool = False):
         self.bundle = bundle
         self.name = plugin_name(bundle)
         self.unsafe_no_sandbox = unsafe_no_sandbox
@@ -120,7 +121,8 @@ class CoursePlugin(WorkerPlugin):
         result = worker.grade(
             assignment, student, [f"--CourseDirectory.db_url={db_url}", *extra_args]
         )
-        result.digest, result.course, result.worker = submission.digest, self.bundle.digest, address
+        result.digest, result.bundle_digest = submission.digest, self.bundle.digest
+        result.worker = address
         if result.ok:
             read_outcome(result, db_url, self.folder)
         return result
@@ -208,61 +210,6 @@ def read_outcome(result: Result, db_url: str, folder: Path) -> None:
         result.incidents += found
         if records:
             result.verdicts[relative[: -len(".ipynb")]] = records
-
-
-def scratch_rows(db_url: str, assignment: str, student: str):
-    """(timestamp, notebook -> (late penalty, cell -> (auto_score, needs_manual_grade),
-    cell -> auto_comment)) of the learner's submission in the scratch gradebook.
-
-    Four SELECTs on nbgrader's tables, not a `Gradebook` (which inspects the
-    schema and checks the course each time) and its lazy loads: the values
-    its find_submission(...).notebooks, .grades and .comments give.
-    """
-    import nbgrader.api
-    from nbgrader.api import (
-        Assignment,
-        BaseCell,
-        Comment,
-        Grade,
-        Notebook,
-        SubmittedAssignment,
-        SubmittedNotebook,
-    )
-    from sqlalchemy import select
-
-    engine = nbgrader.api.create_engine(db_url, echo=False, future=True)
-    try:
-        with engine.connect() as db:
-            submission_id, timestamp = db.execute(
-                select(SubmittedAssignment.id, SubmittedAssignment.timestamp)
-                .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
-                .where(Assignment.name == assignment, SubmittedAssignment.student_id == student)
-            ).one()
-            names, notebooks = {}, {}
-            for notebook_id, name, penalty in db.execute(
-                select(
-                    SubmittedNotebook.id, Notebook.name, SubmittedNotebook.late_submission_penalty
-                )
-                .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
-                .where(SubmittedNotebook.assignment_id == submission_id)
-            ):
-                names[notebook_id] = name
-                notebooks[name] = (penalty, {}, {})
-            for notebook_id, cell, auto_score, needs_manual in db.execute(
-                select(Grade.notebook_id, BaseCell.name, Grade.auto_score, Grade.needs_manual_grade)
-                .join(BaseCell, BaseCell.id == Grade.cell_id)
-                .where(Grade.notebook_id.in_(list(names)))
-            ):
-                notebooks[names[notebook_id]][1][cell] = (auto_score, needs_manual)
-            for notebook_id, cell, auto_comment in db.execute(
-                select(Comment.notebook_id, BaseCell.name, Comment.auto_comment)
-                .join(BaseCell, BaseCell.id == Comment.cell_id)
-                .where(Comment.notebook_id.in_(list(names)))
-            ):
-                notebooks[names[notebook_id]][2][cell] = auto_comment
-    finally:
-        engine.dispose()  # the next task writes a new scratch gradebook over the file
-    return timestamp, notebooks
 
 
 def grade_on_worker(submission: Submission, name: str, extra_args: list[str]) -> Result:

@@ -20,7 +20,7 @@ import distributed  # noqa: F401
 import nbgrader.apps  # noqa: F401
 
 # Not coursekit.autograde.execute: it imports the hidden checks (grader_tests), which a
-# worker imports from the course bundle it is given (task.use_course_packages).
+# worker imports from the grading bundle it is given (task.use_course_packages).
 import coursekit.cluster.task
 import coursekit.cluster.worker
 

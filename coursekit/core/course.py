@@ -14,6 +14,7 @@ import argparse
 import functools
 import importlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -181,3 +182,21 @@ class Course:
     def autograded_notebook(self, student: str, assignment: str) -> nbformat.NotebookNode:
         path = self.root / "autograded" / student / assignment / self.notebook_name(assignment)
         return nbformat.read(path, as_version=4)
+
+
+@dataclass(frozen=True)
+class GradebookPlace:
+    """Where a course's grades go: its root folder (submitted/, autograded/, reports/),
+    its gradebook's URL and its course id, as stock nbgrader reads them. Made by
+    `gradebook_place`; what grading passes around instead of the three loose values."""
+
+    root: Path
+    db_url: str
+    course_id: str
+
+
+def gradebook_place(root: str | Path) -> GradebookPlace:
+    """The gradebook place of the course at `root` (its nbgrader_config.py, through
+    nbgrader's CourseDirectory)."""
+    course = Course(Path(root))
+    return GradebookPlace(Path(root), course.db_url, course.course_id)

@@ -23,12 +23,13 @@ import sys
 
 from traitlets import TraitError
 
-from coursekit.cluster import dask_cluster, worker
+from coursekit.cluster import dask_cluster
 from coursekit.cluster.session import GradingSession
 from coursekit.core.course import Course, add_root_argument
 from coursekit.core.messages import _
 from coursekit.live import policy as live_policy
 from coursekit.live.service import RESCAN_SECONDS, LiveService
+from coursekit.nbgrader_internals import quiet
 from coursekit.sandbox import policy
 
 
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     except TraitError as error:
         print(_("Live grading not started: {error}").format(error=error), file=sys.stderr)
         return 2
-    worker.quiet_known_warnings()
+    quiet.ignore_add_submission_warning()
     extra = ["--SandboxedExecute.unsafe_no_sandbox=True"] if args.unsafe_no_sandbox else []
     board = start_board(args)
     try:

@@ -11,6 +11,7 @@ released by the same release class as that submission's page, so stock
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 from pathlib import Path
@@ -22,7 +23,8 @@ from nbgrader.coursedir import CourseDirectory
 from coursekit.core import templating
 from coursekit.core.messages import N_, _
 from coursekit.exchange.transfer import SafeExchangeReleaseFeedback, read_small
-from coursekit.live.attempts import TOO_MANY, attempt_id
+from coursekit.learner.feedback import ATTEMPT_ID, ATTEMPT_SCHEMA
+from coursekit.live.attempts import TOO_MANY, TOO_SOON, attempt_id
 
 NOTES = "live/notes"  # under the course root: each note's page before it is released
 
@@ -72,7 +74,7 @@ class Publisher:
         (pages / "submission_secret.txt").write_text(secret, encoding="utf-8")
         (pages / "timestamp.txt").write_text(when["submitted"], encoding="utf-8")
         text = _(TOO_MANY_NOTE if outcome == TOO_MANY else TOO_SOON_NOTE).format(**when)
-        page = note_page(text)
+        page = note_page(text, held_back(outcome, when))
         for notebook in sorted(p.name for p in os.scandir(folder) if p.name.endswith(".ipynb")):
             (pages / f"{notebook[: -len('.ipynb')]}.html").write_text(page, encoding="utf-8")
         config = copy.deepcopy(self.config)  # Config.copy() shares its sections
@@ -87,6 +89,22 @@ class Publisher:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def note_page(text: str) -> str:
-    """A page with no script and no link: its title and `text`, escaped."""
-    return templating.render("live_note.html.j2", text=text) + "\n"
+def held_back(outcome: str, when: dict) -> dict:
+    """The note's attempt data for the learner's panel (as a feedback page's, read by
+    coursekit.learner.feedback.read_attempt): why it was held back and, for too_soon, the
+    time from which a submit is graded again, as the note's text says it."""
+    return {
+        "schema": ATTEMPT_SCHEMA,
+        "held_back": TOO_MANY if outcome == TOO_MANY else TOO_SOON,
+        "next_graded_at": (when.get("next_at") or None) if outcome != TOO_MANY else None,
+    }
+
+
+def note_page(text: str, attempt: dict | None = None) -> str:
+    """A page with no script and no link: its title and `text`, escaped, and the attempt
+    data (`held_back`) in a hidden element's attribute, escaped as well."""
+    data = json.dumps(attempt, ensure_ascii=False) if attempt is not None else None
+    return (
+        templating.render("live_note.html.j2", text=text, attempt_id=ATTEMPT_ID, attempt=data)
+        + "\n"
+    )

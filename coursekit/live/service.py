@@ -303,7 +303,7 @@ class LiveService:
         failed function); the verdict record of each failed check from the autograded
         notebooks."""
         cells_of = {}
-        with Gradebook(self.session.db_url, self.session.course_id) as gb:
+        with Gradebook(self.session.place.db_url, self.session.place.course_id) as gb:
             for notebook in gb.find_submission(assignment, learner).notebooks:
                 for grade in notebook.grades:
                     if grade.auto_score is not None:

@@ -7,7 +7,6 @@ root's nbgrader_config.py, but without starting an interpreter per command.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 from nbgrader.api import Gradebook
@@ -15,10 +14,10 @@ from nbgrader.apps.api import NbGraderAPI
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins.export import CsvExportPlugin
-from sqlalchemy.exc import SAWarning
 
 from coursekit.core.course import load_config
 from coursekit.core.environment import use_environment_bin
+from coursekit.nbgrader_internals import quiet
 
 
 def course_config(root: Path):
@@ -36,8 +35,7 @@ class Instructor:
         coursedir = CourseDirectory(config=self.config)
         authenticator = Authenticator(config=self.config)
         self.api = NbGraderAPI(coursedir, authenticator, config=self.config)
-        # nbgrader's autograde adds rows through relationships SQLAlchemy 2 warns about.
-        warnings.filterwarnings("ignore", category=SAWarning)
+        quiet.ignore_sawarnings()  # nbgrader's autograde adds rows SQLAlchemy 2 warns about
 
     def _check(self, what: str, result: dict) -> dict:
         if not result or not result.get("success"):

@@ -139,7 +139,10 @@ export class ResultPanel extends Widget {
     element('div', 'ck-message', row.message ?? '', cell);
     if (row.misconception) {
       const { key, title } = row.misconception;
-      element('div', 'ck-mistake', `${w.mistake} [${key}]: ${title}`, cell);
+      const line = `${w.mistake} [${key}]: ${title}`;
+      if (line !== row.message) {
+        element('div', 'ck-mistake', line, cell); // as the page: not the message twice
+      }
     }
     const facts: [string, string | null][] = [
       [w.seed, row.seed === null ? null : String(row.seed)],

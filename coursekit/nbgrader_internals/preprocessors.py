@@ -43,6 +43,8 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from coursekit.nbgrader_internals.engines import CommitAtEnd
+
 # (cell type, metadata JSON) pairs that validated in this process
 _PASSED: set[tuple[str, str]] = set()
 
@@ -74,22 +76,6 @@ class CheckCellMetadataOnce(CheckCellMetadata):
             self.log.error(msg)
             raise ValidationError(msg) from None
         return nb, resources
-
-
-class CommitAtEnd:
-    """A gradebook session whose commits are flushes, until `commit_now`."""
-
-    def __init__(self, session):
-        self._session = session
-
-    def __getattr__(self, name):
-        return getattr(self._session, name)
-
-    def commit(self) -> None:
-        self._session.flush()
-
-    def commit_now(self) -> None:
-        self._session.commit()
 
 
 class SaveAutoGradesAtOnce(SaveAutoGrades):

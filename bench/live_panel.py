@@ -1,0 +1,155 @@
+"""`make bench ARGS="--live"`, the browser's side: from the button press to the result drawn.
+
+A hub class of its own, as `make hub` sets one up (coursekit.hub.trial_class: one
+learner and the instructor, accounts `tpp-…`, on loopback, the live service as a
+hub service; every account and permission undone at the end), with
+`c.LiveGrading.min_interval = 0` so that every press is graded. The instructor
+releases the live workshop's assignment in formgrader; one learner, in headless
+Chromium (Debian's, driven by Playwright, as tests/test_hub_browser.py), logs in,
+fetches it, types the reference answers and presses 제출하고 채점 받기 `--panel N`
+times (default 10), each once the last result is drawn. Each press is timed from
+the click to the moment the 채점 결과 panel lists one attempt more and its newest
+one is graded (tests.test_hub_browser.press_submit): what the learner waits for,
+the live service's grading and the panel's polls included. It prints p50, p95
+and max against the issue's targets (alone: p50 ≤ 2 s, p95 ≤ 4 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from bench.live_latency import percentile
+
+TARGET_P50, TARGET_P95 = 2.0, 4.0
+PRESS_TIMEOUT = 300  # seconds: a bound on one press's wait, never a measurement
+POLICY = "\n# bench/live_panel.py: every press graded.\nc.LiveGrading.min_interval = 0\n"
+
+
+def summary(values: list[float]) -> dict[str, float | bool]:
+    """p50, p95 (nearest rank) and max of the presses, and whether each target is met."""
+    p50, p95 = percentile(values, 0.50), percentile(values, 0.95)
+    return {
+        "p50": p50,
+        "p95": p95,
+        "max": max(values),
+        "p50_met": p50 <= TARGET_P50,
+        "p95_met": p95 <= TARGET_P95,
+    }
+
+
+def panel_lines(values: list[float]) -> str:
+    figures = summary(values)
+
+    def mark(met: bool) -> str:
+        return "met" if met else "NOT met"
+
+    return "\n".join(
+        [
+            f"  {'press → panel (browser)':<24} {'p50':>7} {'p95':>7} {'max':>7}",
+            f"  {'one learner':<24} {figures['p50']:7.2f} {figures['p95']:7.2f} "
+            f"{figures['max']:7.2f} s  ({len(values)} presses; target p50 ≤ {TARGET_P50:g} s "
+            f"{mark(figures['p50_met'])}, p95 ≤ {TARGET_P95:g} s {mark(figures['p95_met'])})",
+        ]
+    )
+
+
+@contextlib.contextmanager
+def hub_class(work: Path) -> Iterator[tuple]:
+    """A running hub with one learner and the live service; yields (settings, passwords)."""
+    from coursekit.hub import accounts, trial_class
+    from coursekit.hub.settings import HubSettings
+    from tests.test_hub_browser import everyone, free_ports
+
+    root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
+    settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)
+    for user in everyone(settings):  # a run killed before its end left them
+        accounts.remove_account(user)
+    hub_process, log = None, None
+    try:
+        passwords = trial_class.setup(settings)
+        with open(settings.course_root / "nbgrader_config.py", "a") as config:
+            config.write(POLICY)
+        command, env = trial_class.hub_command(settings)
+        work.mkdir(parents=True, exist_ok=True)
+        log = open(work / "live-panel-jupyterhub.log", "w")  # noqa: SIM115 -- closed below
+        hub_process = subprocess.Popen(
+            command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{settings.url}/hub/login", timeout=5)
+                break
+            except OSError:
+                if hub_process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterHub did not start: see {log.name}") from None
+                time.sleep(1)
+        yield settings, passwords
+    finally:
+        if hub_process is not None:
+            hub_process.send_signal(signal.SIGTERM)
+            try:
+                hub_process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                hub_process.kill()
+                hub_process.wait()
+        if log is not None:
+            log.close()
+        trial_class.down(settings)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def measure(work: Path, presses: int) -> str:
+    from playwright.sync_api import sync_playwright
+
+    from tests.support import hub_pages as ui
+    from tests.support.hub_answers import answered_cells
+    from tests.test_hub_browser import (
+        CHROMIUM,
+        FLAGS,
+        LEARNER_LOCALE,
+        LIVE_ASSIGNMENT,
+        LIVE_NOTEBOOK,
+        REPO,
+        press_submit,
+    )
+
+    reference = importlib.import_module(f"solutions.{LIVE_ASSIGNMENT}")
+    correct = {name: getattr(reference, name) for name in reference.__all__}
+    typed = answered_cells(REPO / "release" / LIVE_ASSIGNMENT / f"{LIVE_NOTEBOOK}.ipynb", correct)
+    took: list[float] = []
+    print(f"live: the panel in a browser on a hub, one learner, {presses} presses …", flush=True)
+    with hub_class(work) as (settings, passwords), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            base, instructor = settings.url, settings.instructor
+            (learner,) = settings.learner_names
+            teacher = ui.log_in(browser, base, instructor, passwords[instructor])
+            teacher.goto(f"{base}/user/{instructor}/formgrader")
+            for step in ("assign", "release"):
+                ui.formgrader_button(teacher, ui.formgrader_row(teacher, LIVE_ASSIGNMENT), step)
+            page = ui.log_in(browser, base, learner, passwords[learner], LEARNER_LOCALE)
+            ui.fetch_and_open(page, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            for name, text in typed.items():
+                ui.replace_cell_text(page, f"def {name}(", text)
+            for before in range(presses):
+                took.append(press_submit(page, before, timeout=PRESS_TIMEOUT))
+                held = page.locator("#coursekit-result-panel .ck-last .ck-held").count()
+                if held:
+                    raise RuntimeError("a press was held back: the policy is not min_interval 0")
+        finally:
+            browser.close()
+    return (
+        f"live grading, the learner's panel: a hub on loopback, Chromium headless, one learner "
+        f"pressing 제출하고 채점 받기 {presses} times, each once the last result was drawn\n"
+        + panel_lines(took)
+    )
