@@ -29,6 +29,8 @@ from pathlib import Path
 
 from bench.live_latency import percentile
 
+ROOT = Path(__file__).resolve().parent.parent
+
 TARGET_P50, TARGET_P95 = 2.0, 4.0
 PRESS_TIMEOUT = 300  # seconds: a bound on one press's wait, never a measurement
 POLICY = "\n# bench/live_panel.py: every press graded.\nc.LiveGrading.min_interval = 0\n"
@@ -67,7 +69,7 @@ def hub_class(work: Path) -> Iterator[tuple]:
     """A running hub with one learner and the live service; yields (settings, passwords)."""
     from coursekit.hub import accounts, trial_class
     from coursekit.hub.settings import HubSettings
-    from tests.test_hub_browser import everyone, free_ports
+    from tests.support.hub_class import everyone, free_ports
 
     root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
     settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)
@@ -112,20 +114,13 @@ def measure(work: Path, presses: int) -> str:
     from playwright.sync_api import sync_playwright
 
     from tests.support import hub_pages as ui
+    from tests.support.browser import CHROMIUM, FLAGS
     from tests.support.hub_answers import answered_cells
-    from tests.test_hub_browser import (
-        CHROMIUM,
-        FLAGS,
-        LEARNER_LOCALE,
-        LIVE_ASSIGNMENT,
-        LIVE_NOTEBOOK,
-        REPO,
-        press_submit,
-    )
+    from tests.support.hub_class import LEARNER_LOCALE, LIVE_ASSIGNMENT, LIVE_NOTEBOOK, press_submit
 
     reference = importlib.import_module(f"solutions.{LIVE_ASSIGNMENT}")
     correct = {name: getattr(reference, name) for name in reference.__all__}
-    typed = answered_cells(REPO / "release" / LIVE_ASSIGNMENT / f"{LIVE_NOTEBOOK}.ipynb", correct)
+    typed = answered_cells(ROOT / "release" / LIVE_ASSIGNMENT / f"{LIVE_NOTEBOOK}.ipynb", correct)
     took: list[float] = []
     print(f"live: the panel in a browser on a hub, one learner, {presses} presses …", flush=True)
     with hub_class(work) as (settings, passwords), sync_playwright() as p:

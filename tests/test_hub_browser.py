@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -49,16 +48,20 @@ from coursekit.lms import roster
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.server import INERT
 from tests.support import hub_pages as ui
+from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.file_attacks import Listener, attack, beside, open_file
 from tests.support.hub_answers import answered_cells
+from tests.support.hub_class import (
+    LEARNER_LOCALE,
+    LIVE_ASSIGNMENT,
+    LIVE_NOTEBOOK,
+    PANEL,
+    everyone,
+    free_ports,
+    press_submit,
+)
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-# Flags that let Chromium run headless as root with no network of its own.
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 SHOTS = REPO / "build" / "screenshots" / "hub"
 ASSIGNMENT, NOTEBOOK, MANUAL_CELL = "ch3_multihead", "multihead", "why_256_answer"
 MISTAKE = "reshape_without_transpose"
@@ -71,22 +74,15 @@ id,이름,email,lms_id
 2026002,남궁 서연,seoyeon@example.ac.kr,10502
 """
 NAME_A, NAME_B = "김, 민준", "남궁, 서연"  # as formgrader shows them: "Last, First"
-LEARNER_LOCALE = "ko_KR"
 # The interval is long enough that the second press, made once the first result is in the
 # panel, lands inside it on a loaded machine.
-LIVE_ASSIGNMENT, LIVE_NOTEBOOK, LIVE_INTERVAL = "ch4_cross_attention", "cross_attention", 20
+LIVE_INTERVAL = 20
 LIVE_POLICY = f"""
 # tests/test_hub_browser.py: the workshop's policy, shortened for the test.
 c.LiveGrading.per_assignment = {{{LIVE_ASSIGNMENT!r}: {{"min_interval": {LIVE_INTERVAL}}}}}
 c.LiveBoard.stuck_after = 2
 """
 BOARD = f"/services/{board_service.SERVICE}/"
-PANEL = "#coursekit-result-panel"  # the 채점 결과 side panel (labextension/src/panel.ts)
-SUBMIT_BUTTON = "제출하고 채점 받기"
-# Seconds from the button press to the answer drawn in the panel. The issue's bound for one
-# learner is p50 <= 2 s, p95 <= 4 s (make bench ARGS=--live measures it); one press on a
-# shared CI machine with a hub, a board and two labs running gets this much room.
-PANEL_BOUND = 20
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
@@ -96,24 +92,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.root,
 ]
-
-
-def free_ports(count: int) -> int:
-    """A port p with p .. p+count-1 free on loopback (hub, its API, the proxy's API)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + count > 65535:
-            continue
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return first
-    raise RuntimeError("no free ports")
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +143,6 @@ def hub():
         for user in everyone(settings):
             assert not accounts.exists(user), user
         assert not Path(root).exists()
-
-
-def everyone(settings: HubSettings) -> list[str]:
-    return [settings.instructor, *settings.learner_names, *settings.ta_names]
 
 
 def run_as(user: str, *command: str) -> subprocess.CompletedProcess:
@@ -446,29 +420,6 @@ def make_grade(settings: HubSettings, assignment: str = ASSIGNMENT, graded: str 
 
 
 # -- the live workshop: graded on submit, the TA board -------------------------------------
-
-
-def press_submit(page, attempts_before: int, timeout: float = PANEL_BOUND) -> float:
-    """Press 제출하고 채점 받기 in the notebook's toolbar; the seconds until the panel lists
-    one attempt more and its newest one is answered (graded or held back), not waiting.
-    (bench/live_panel.py times the learner's wait with it too.)"""
-    button = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").get_by_role(
-        "button", name=SUBMIT_BUTTON
-    )
-    start = time.monotonic()
-    button.click()
-    page.wait_for_function(
-        "([selector, count]) => {"
-        " const panel = document.querySelector(selector);"
-        " if (!panel || !panel.querySelector('.ck-last')) return false;"
-        " return panel.querySelectorAll('.ck-attempt').length === count"
-        "   && !panel.querySelector('.ck-last .ck-waiting'); }",
-        arg=[PANEL, attempts_before + 1],
-        timeout=timeout * 1000,
-    )
-    took = time.monotonic() - start
-    print(f"panel: press to result drawn in {took:.2f} s", flush=True)
-    return took
 
 
 def refresh_submissions(page, assignment: str, count: int) -> None:
