@@ -26,7 +26,7 @@ from coursekit.core.course import Course, contract_functions
 from coursekit.core.environment import nbgrader
 from coursekit.hub.files import CLASS_NBGRADER_CONFIG
 from coursekit.simulate import submissions
-from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.browser import chromium
 from tests.support.demo_class import GROUP, DemoRun
 from tests.support.lab_server import running_lab
 
@@ -167,10 +167,7 @@ def grade_and_release(demo_root: Path, home: Path, tmp_path: Path) -> None:
 def test_the_button_submits_and_the_panel_shows_the_graded_attempt(
     learner_server, demo_run, tmp_path
 ):
-    from playwright.sync_api import sync_playwright
-
     _course, home, base, token = learner_server
-    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
     release = nbformat.read(home / STUDENT / NOTEBOOK, as_version=4)
     source = submissions.read(demo_run.root / "source" / ASSIGNMENT / "multihead.ipynb")
     entry = next(e for e in catalogs()[ASSIGNMENT].mistakes if e.key == MISTAKE)
@@ -179,36 +176,26 @@ def test_the_button_submits_and_the_panel_shows_the_graded_attempt(
     )
     nbformat.write(typed, home / STUDENT / NOTEBOOK)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=str(CHROMIUM),
-            args=FLAGS,
-            headless=True,
-            viewport={"width": 1400, "height": 900},
-        )
-        try:
-            page = browser.new_page()
-            page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
-            button = page.get_by_role("button", name="제출하고 채점 받기")
-            button.wait_for(timeout=60_000)
-            button.click()
-            panel = page.locator("#coursekit-result-panel")
-            panel.get_by_text("제출했습니다: 채점 중...").first.wait_for(timeout=60_000)
-            page.screenshot(path=str(SCREENSHOTS / "01-submitted.png"))
+    with chromium(tmp_path / "chromium-profile", width=1400) as browser:
+        page = browser.new_page()
+        page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
+        button = page.get_by_role("button", name="제출하고 채점 받기")
+        button.wait_for(timeout=60_000)
+        button.click()
+        panel = page.locator("#coursekit-result-panel")
+        panel.get_by_text("제출했습니다: 채점 중...").first.wait_for(timeout=60_000)
+        page.screenshot(path=str(SCREENSHOTS / "01-submitted.png"))
 
-            grade_and_release(demo_run.root, home, tmp_path)
-            mistake = panel.locator(".ck-mistake", has_text=f"[{MISTAKE}]")
-            mistake.wait_for(timeout=60_000)
-            page.screenshot(path=str(SCREENSHOTS / "02-graded.png"))
-            split = panel.locator(".ck-function.ck-failed", has_text="split_heads")
-            points = split.locator(".ck-points").inner_text()
-            assert re.fullmatch(r"0 / [1-9]\d*", points), split.inner_text()  # none of its points
-            # The learner's HTML in an error message is text in the panel, and ran nothing.
-            merge = panel.locator(".ck-function.ck-failed", has_text="merge_heads").inner_text()
-            assert "<img src=x" in merge and "<b>bold</b>" in merge, merge
-            assert panel.locator("img, b:not(.ck-total b)").count() == 0
-            assert page.evaluate("window.pwned") is None
-            assert panel.locator(".ck-attempt").count() >= 2  # this one and the demo's
-        finally:
-            browser.close()
+        grade_and_release(demo_run.root, home, tmp_path)
+        mistake = panel.locator(".ck-mistake", has_text=f"[{MISTAKE}]")
+        mistake.wait_for(timeout=60_000)
+        page.screenshot(path=str(SCREENSHOTS / "02-graded.png"))
+        split = panel.locator(".ck-function.ck-failed", has_text="split_heads")
+        points = split.locator(".ck-points").inner_text()
+        assert re.fullmatch(r"0 / [1-9]\d*", points), split.inner_text()  # none of its points
+        # The learner's HTML in an error message is text in the panel, and ran nothing.
+        merge = panel.locator(".ck-function.ck-failed", has_text="merge_heads").inner_text()
+        assert "<img src=x" in merge and "<b>bold</b>" in merge, merge
+        assert panel.locator("img, b:not(.ck-total b)").count() == 0
+        assert page.evaluate("window.pwned") is None
+        assert panel.locator(".ck-attempt").count() >= 2  # this one and the demo's
