@@ -9,7 +9,9 @@ unchanged for a while); `received` lists some learners' entries of one assignmen
 handled or not (make grade's counted attempt). `OneSubmissionCollect` collects that one
 entry into submitted/ by the same rules. `Watch` wakes the service when
 inbound changes (watchdog's inotify observer); the service rescans anyway
-every few seconds, since a notice can be missed and it may have been down.
+every second, since a notice can be missed (on the hub, a submit made through a
+learner's own server was often noticed only by the rescan: measured 2.7-4.7 s late
+with a 5 s period) and it may have been down.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from coursekit.live.feedback import FeedbackError, Publisher
 from coursekit.live.inbound import Entry, Inbound, Watch, collect
 from coursekit.live.policy import Decision, LiveGrading
 
-RESCAN_SECONDS = 5.0  # the safety net's period, beside inotify's notices
+RESCAN_SECONDS = 1.0  # the safety net's period, beside inotify's notices
 # Tasks on the cluster per worker thread: one running and one queued behind it keeps every
 # worker busy; the rest of a burst waits in inbound, so memory does not grow with the class.
 IN_FLIGHT_PER_THREAD = 2

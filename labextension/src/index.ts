@@ -15,7 +15,7 @@ import { fill, points, ResultPanel } from './panel';
 const POLL_LIMIT_MS = 15 * 60 * 1000; // stop asking after this long without a result
 // A result usually comes within seconds of the submit: ask soon, then every poll_seconds
 // (the course's setting), so a class's servers are not asked twice a second for long.
-const FIRST_ASKS_MS = [400, 400, 600, 600, 1000, 1000];
+const FIRST_ASKS_MS = [...Array(10).fill(300), 1000, 1000];
 
 class Session {
   private polling = 0; // generation of the running poll; a new submit replaces it
