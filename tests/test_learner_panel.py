@@ -135,6 +135,18 @@ def test_without_the_token_nothing_is_answered(learner_server):
     assert status(base, None, "submit", {"path": NOTEBOOK}) == 403
 
 
+def test_before_any_release_the_panel_does_not_ask_for_feedback(tmp_path):
+    from traitlets.config import Config
+
+    from coursekit.learner import panel_server
+
+    config = Config()
+    config.Exchange.root = str(tmp_path)
+    assert not panel_server.feedback_released(config, "course")
+    (tmp_path / "course" / "feedback").mkdir(parents=True)
+    assert panel_server.feedback_released(config, "course")
+
+
 def test_the_course_can_turn_the_panel_off_and_speak_english(learner_server):
     course, home, base, token = learner_server
     try:

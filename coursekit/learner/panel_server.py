@@ -25,6 +25,7 @@ import os
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
+from nbgrader.exchange.default import Exchange
 from tornado import web
 from traitlets import Bool, Integer
 from traitlets.config import Configurable
@@ -91,6 +92,12 @@ def assignment_of(manager, path: str) -> dict | None:
         if fetched and path.startswith(os.path.normpath(folder) + os.sep):
             return assignment
     return None
+
+
+def feedback_released(config, course_id: str) -> bool:
+    """Whether the course's exchange has a feedback folder yet: before its first release,
+    nbgrader's fetch_feedback logs a CRITICAL error and a traceback, once per ask."""
+    return os.path.isdir(os.path.join(Exchange(config=config).root, course_id, "feedback"))
 
 
 def read_page(root: str, page: str) -> dict | None:
@@ -170,7 +177,8 @@ class _PanelHandler(APIHandler):
                 if submitted is not None and not submitted.get("success"):
                     last = str(submitted.get("value", "")).strip().splitlines()[-1:] or [""]
                     reply["error"] = _(WORDS["failed"]).format(reason=last[0][:300])
-                manager.fetch_feedback(course_id, assignment_id)
+                if feedback_released(config, course_id):
+                    manager.fetch_feedback(course_id, assignment_id)
                 reply.update(
                     course_id=course_id,
                     assignment_id=assignment_id,
