@@ -19,11 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,43 +65,17 @@ def hub_class(work: Path) -> Iterator[tuple]:
     """A running hub with one learner and the live service; yields (settings, passwords)."""
     from coursekit.hub import accounts, trial_class
     from coursekit.hub.settings import HubSettings
-    from tests.support.hub_class import everyone, free_ports
+    from tests.support.hub_class import everyone, free_ports, running_hub
 
     root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
     settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)
     for user in everyone(settings):  # a run killed before its end left them
         accounts.remove_account(user)
-    hub_process, log = None, None
+    work.mkdir(parents=True, exist_ok=True)
     try:
-        passwords = trial_class.setup(settings)
-        with open(settings.course_root / "nbgrader_config.py", "a") as config:
-            config.write(POLICY)
-        command, env = trial_class.hub_command(settings)
-        work.mkdir(parents=True, exist_ok=True)
-        log = open(work / "live-panel-jupyterhub.log", "w")  # noqa: SIM115 -- closed below
-        hub_process = subprocess.Popen(
-            command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
-        )
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{settings.url}/hub/login", timeout=5)
-                break
-            except OSError:
-                if hub_process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterHub did not start: see {log.name}") from None
-                time.sleep(1)
-        yield settings, passwords
+        with running_hub(settings, work / "live-panel-jupyterhub.log", POLICY) as passwords:
+            yield settings, passwords
     finally:
-        if hub_process is not None:
-            hub_process.send_signal(signal.SIGTERM)
-            try:
-                hub_process.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                hub_process.kill()
-                hub_process.wait()
-        if log is not None:
-            log.close()
         trial_class.down(settings)
         shutil.rmtree(root, ignore_errors=True)
 

@@ -27,11 +27,9 @@ import importlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -59,6 +57,7 @@ from tests.support.hub_class import (
     everyone,
     free_ports,
     press_submit,
+    running_hub,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,36 +106,12 @@ def hub():
     # homes what they fetched and submitted: this run starts from none.
     for user in everyone(settings):
         accounts.remove_account(user)
-    hub_process = None
     try:
-        passwords = trial_class.setup(settings)
         # The instructor's policy for the live part: a short interval, stuck after two.
-        with open(settings.course_root / "nbgrader_config.py", "a") as config:
-            config.write(LIVE_POLICY)
-        command, env = trial_class.hub_command(settings)
-        log = open(Path(root) / "jupyterhub.log", "w")  # noqa: SIM115 -- closed below
-        hub_process = subprocess.Popen(
-            command, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT
-        )
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{settings.url}/hub/login", timeout=5)
-                break
-            except OSError:
-                assert hub_process.poll() is None, (Path(root) / "jupyterhub.log").read_text()
-                assert time.monotonic() < deadline, "JupyterHub did not start"
-                time.sleep(1)
-        yield settings, passwords
+        with running_hub(settings, Path(root) / "jupyterhub.log", LIVE_POLICY) as passwords:
+            yield settings, passwords
     finally:
-        if hub_process is not None:
-            hub_process.send_signal(signal.SIGTERM)  # stops the proxy and every user's server
-            try:
-                hub_process.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                hub_process.kill()
-                hub_process.wait()
-            log.close()
+        if (Path(root) / "jupyterhub.log").exists():  # kept for a look, failed or not
             shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
         trial_class.down(settings)
         # Nothing of the class is left: accounts, their processes, the hub's folder.

@@ -3,9 +3,16 @@ free ports, the class's accounts, and the learner's press of the submit button."
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
+import subprocess
 import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
+from coursekit.hub import trial_class
 from coursekit.hub.settings import HubSettings
 
 LEARNER_LOCALE = "ko_KR"
@@ -62,3 +69,38 @@ def press_submit(page, attempts_before: int, timeout: float = PANEL_BOUND) -> fl
     took = time.monotonic() - start
     print(f"panel: press to result drawn in {took:.2f} s", flush=True)
     return took
+
+
+@contextlib.contextmanager
+def running_hub(settings: HubSettings, log_path: Path, policy: str = "") -> Iterator[dict]:
+    """The class set up (`policy` added to the instructor's nbgrader config) and its
+    JupyterHub running until the block ends, its output in `log_path`; yields the
+    accounts' passwords. The class is left set up: the caller removes it."""
+    passwords = trial_class.setup(settings)
+    with open(settings.course_root / "nbgrader_config.py", "a") as config:
+        config.write(policy)
+    command, env = trial_class.hub_command(settings)
+    with open(log_path, "w") as log:
+        hub = subprocess.Popen(
+            command, env=env, cwd=settings.root, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    urllib.request.urlopen(f"{settings.url}/hub/login", timeout=5)
+                    break
+                except OSError:
+                    if hub.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"JupyterHub did not start:\n{log_path.read_text()[-3000:]}"
+                        ) from None
+                    time.sleep(1)
+            yield passwords
+        finally:
+            hub.send_signal(signal.SIGTERM)  # stops the proxy and every user's server
+            try:
+                hub.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                hub.kill()
+                hub.wait()
