@@ -90,19 +90,20 @@ def hub_class(work: Path) -> Iterator[tuple]:
     """A running hub with one learner and the live service; yields (settings, passwords)."""
     from coursekit.hub import accounts, trial_class
     from coursekit.hub.settings import HubSettings
-    from tests.support.hub_class import everyone, free_ports, running_hub
+    from tests.support.hub_class import everyone, free_ports, one_class_at_a_time, running_hub
 
     root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
     settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)
-    for user in everyone(settings):  # a run killed before its end left them
-        accounts.remove_account(user)
     work.mkdir(parents=True, exist_ok=True)
-    try:
-        with running_hub(settings, work / "live-panel-jupyterhub.log", POLICY) as passwords:
-            yield settings, passwords
-    finally:
-        trial_class.down(settings)
-        shutil.rmtree(root, ignore_errors=True)
+    with one_class_at_a_time():
+        for user in everyone(settings):  # a run killed before its end left them
+            accounts.remove_account(user)
+        try:
+            with running_hub(settings, work / "live-panel-jupyterhub.log", POLICY) as passwords:
+                yield settings, passwords
+        finally:
+            trial_class.down(settings)
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def measure(work: Path, presses: int) -> str:
