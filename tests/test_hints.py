@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -24,9 +25,10 @@ from coursekit.checks.declared import HiddenCheck, HiddenChecks
 from coursekit.checks.verdict import MISMATCH, RAISED, Verdict
 from coursekit.core import templating
 from coursekit.learner.feedback import FunctionRow, read_attempt, showing_hints, with_hints
-from coursekit.live import board, hints
+from coursekit.live import attempts, board, hints
 from coursekit.live.attempts import GRADED, TOO_SOON, Attempt
 from coursekit.live.policy import LiveGrading
+from coursekit.live.service import LiveService
 from coursekit.staff.report import render
 from coursekit.staff.report.summary import Summary
 from grader_tests import ch3_multihead, ch4_cross_attention
@@ -246,3 +248,51 @@ def test_hints_are_declared_only_for_checked_functions_and_as_text():
     for wrong in ({"softmax": ["x"]}, {"split_heads": "one string"}, {"split_heads": [""]}):
         with pytest.raises(ValueError):
             HiddenChecks("x", reference=ref3, notebook_globals=(), checks=[check], hints=wrong)
+
+
+# -- the live service's part, on a course of its own ---------------------------------------
+
+COURSE_CHECKS = """
+from coursekit.checks.declared import HiddenCheck, HiddenChecks
+from grader_tests.ch3_multihead import SPLIT_HEADS_RANDOM_CASES
+from solutions import ch3_multihead as ref
+
+CHECKS = HiddenChecks(
+    "{assignment}",
+    reference=ref,
+    notebook_globals=(),
+    checks=[HiddenCheck("split_heads_random_shapes", "split_heads", "x", SPLIT_HEADS_RANDOM_CASES)],
+    {hints}
+)
+"""
+
+
+def test_the_live_service_gives_a_courses_own_hints_and_none_where_it_wrote_none(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the course's folder goes first: undone after
+
+    package = tmp_path / "hints_course_checks"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    english = 'hints={"split_heads": ["Cut each row first.", "Then move the head axis."]},'
+    for assignment, declared in (("hinted", english), ("plain", "")):
+        module = COURSE_CHECKS.format(assignment=assignment, hints=declared)
+        (package / f"{assignment}.py").write_text(module, encoding="utf-8")
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseKit.checks_package = 'hints_course_checks'\n", encoding="utf-8"
+    )
+    service = LiveService.__new__(LiveService)  # its hint part alone: no cluster, no exchange
+    service.root, service.policy, service._hints = tmp_path, LiveGrading(), {}
+    shown = {}
+    for assignment in ("hinted", "plain", "no_checks_module"):
+        for minute in range(2):
+            record = attempt(minute, "split_heads")
+            record.assignment, record.entry = assignment, f"ann+{assignment}+{minute}"
+            shown[assignment, minute] = (service.hints_now(record), record.hints)
+            attempts.write(tmp_path, record)
+    assert shown["hinted", 0] == ({}, {})
+    assert shown["hinted", 1] == ({"split_heads": ["Cut each row first."]}, {"split_heads": 1})
+    assert shown["plain", 1] == shown["no_checks_module", 1] == ({}, {})
+    for name in [m for m in sys.modules if m.startswith("hints_course_checks")]:
+        sys.modules.pop(name)  # the course's checks package: this test's alone
