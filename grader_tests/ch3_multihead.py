@@ -22,10 +22,13 @@ from coursekit.checks.declared import HiddenCheck, HiddenChecks
 from solutions import ch3_multihead as ref
 
 from .shared import (
+    ATTENTION_HINTS,
     ATTENTION_MISTAKES,
+    MERGE_HEADS_HINTS,
     MERGE_HEADS_MISTAKES,
     SEED_D_MODEL,
     SEED_H,
+    SPLIT_HEADS_HINTS,
     SPLIT_HEADS_MISTAKES,
     attention_case,
     merge_heads_case,
@@ -251,12 +254,45 @@ PARAM_COUNT_MISTAKES = (
 )
 
 
+# ---------------------------------------------------------------- hints
+
+HINTS = {
+    "softmax": (
+        "가중치표의 한 행은 낱말 하나가 다른 낱말들을 얼마나 참고하는지 나눈 비율입니다. "
+        "씨앗 예제에서 행마다 합이 1 인지 찍어 보세요.",
+        "합을 구하는 축은 마지막 축입니다. 3차원 입력(head, 낱말, 낱말)에서도 그렇고, "
+        "나눌 때 그 축을 남겨 두어야 행마다 나뉩니다.",
+        "값이 1e4 처럼 크면 지수가 넘칩니다. 행마다 가장 큰 값을 먼저 빼 두면 비율은 "
+        "그대로이고 넘치지 않습니다.",
+    ),
+    "split_heads": SPLIT_HEADS_HINTS,
+    "scaled_dot_product_attention": ATTENTION_HINTS,
+    "merge_heads": MERGE_HEADS_HINTS,
+    "multi_head_attention": (
+        "자료를 전문가에게 나눠 주고, 전문가마다 의견을 내고, 회의록에 적어 팀장이 "
+        "정리하는 네 단계입니다. 모양이 (4, 8) → (2, 4, 4) → (4, 8) 흐름을 어디서 "
+        "벗어나는지 찍어 보세요.",
+        "Q, K, V 는 자료 X 에 규칙표를 오른쪽에서 곱해 만듭니다. 나눈 뒤에는 앞에서 "
+        "쓴 함수들을 그대로 부르면 됩니다.",
+        "마지막 단계를 잊지 마세요. 회의록(이어 붙인 결과)에 팀장의 규칙표 W_O 를 곱한 "
+        "것이 출력이고, 가중치표는 head 마다 (h, n, n) 그대로 돌려줍니다.",
+    ),
+    "mha_param_count": (
+        "규칙표가 몇 장이고 한 장이 몇 칸인지 세어 보세요. 씨앗 예제의 답은 256 입니다.",
+        "head 로 나눠도 규칙표 크기는 그대로입니다. 큰 규칙표 하나를 곱한 뒤 잘라 쓸 뿐, "
+        "head 마다 새로 두지 않습니다.",
+        "W_Q, W_K, W_V 에 팀장의 W_O 까지 네 장, 모두 d_model 행 d_model 열입니다.",
+    ),
+}
+
+
 # ---------------------------------------------------------------- the hidden cells
 
 CHECKS = HiddenChecks(
     ASSIGNMENT,
     reference=ref,
     notebook_globals=NOTEBOOK_GLOBALS,
+    hints=HINTS,
     checks=[
         HiddenCheck(
             "softmax_random_shapes",

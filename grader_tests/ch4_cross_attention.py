@@ -34,7 +34,12 @@ from solutions import ch3_multihead as ch3_ref
 from solutions import ch4_cross_attention as ref
 
 from . import shared
-from .shared import MERGE_HEADS_MISTAKES, SPLIT_HEADS_MISTAKES
+from .shared import (
+    MERGE_HEADS_HINTS,
+    MERGE_HEADS_MISTAKES,
+    SPLIT_HEADS_HINTS,
+    SPLIT_HEADS_MISTAKES,
+)
 
 ASSIGNMENT = "ch4_cross_attention"
 # The names this notebook defines at top level, which a learner function may read
@@ -543,11 +548,55 @@ CROSS_MISTAKES = (
 
 # ---------------------------------------------------------------- the hidden cells
 
+# ---------------------------------------------------------------- hints
+
+HINTS = {
+    "split_heads": SPLIT_HEADS_HINTS,
+    "merge_heads": MERGE_HEADS_HINTS,
+    "scaled_dot_product_attention": (
+        "계산식은 3장과 같고 가림판 하나가 더해졌습니다. 씨앗 예제에서 가린 칸의 비율이 "
+        "정확히 0 이고 행마다 합이 1 인지 찍어 보세요.",
+        "가림판의 True 는 '봐도 된다' 입니다. 가릴 칸은 비율로 바꾸기 전에 점수를 음의 "
+        "무한대처럼 아주 작게 만들어야 비율이 정확히 0 이 됩니다.",
+        "비율로 바꾼 뒤에 0 을 곱하면 행의 합이 1 에서 벗어납니다. 가림판은 점수표 "
+        "모양으로 퍼져 맞춰지니, 모양을 바꾸지 말고 그대로 쓰세요.",
+    ),
+    "causal_mask": (
+        "번역가는 아직 쓰지 않은 뒷부분을 볼 수 없습니다. n = 3 일 때 표를 손으로 그려 "
+        "보세요. 행 i 는 자기와 앞 낱말만 봅니다.",
+        "[i, j] 는 j 가 i 보다 크지 않을 때 True 입니다. 대각선도 포함합니다.",
+        "대각선을 포함한 아래 삼각형만 True 인 (n, n) 표입니다. 1 과 0 의 숫자 표가 "
+        "아니라 참·거짓 표로 돌려주세요.",
+    ),
+    "padding_mask": (
+        "패딩은 길이를 맞추려 채운 빈칸입니다. 빈칸이 아닌 낱말만 봐도 된다(True)고 표시합니다.",
+        "빈칸 번호가 늘 0 은 아닙니다. pad_id 로 받은 번호와 같은 자리만 False 입니다.",
+        "결과는 Key 쪽 길이만큼의 한 행, 모양 (1, n_k) 입니다. 앞에 축 하나를 더해 두면 "
+        "점수표의 모든 행에 퍼져 적용됩니다.",
+    ),
+    "masked_self_attention": (
+        "Multi-Head Attention 의 네 단계에 미래 가림판 하나가 더해집니다. 씨앗 예제의 "
+        "가중치표에서 대각선 위가 모두 0 인지 보세요.",
+        "미래 가림판은 낱말 수 n 으로 하나만 만들면 됩니다. head 마다 같은 표가 퍼져 적용됩니다.",
+        "Q, K, V 를 모두 같은 X 에서 만들어 나누고, 가림판을 건네 Attention 을 계산한 "
+        "뒤, 이어 붙여 팀장의 W_O 로 정리하세요.",
+    ),
+    "multi_head_cross_attention": (
+        "번역가가 원문을 흘끗 보는 자리입니다. 질문(Q)은 번역문(Decoder)에서, 제목과 "
+        "내용(K, V)은 원문(Encoder)에서 옵니다. 가중치표는 (번역문 길이, 원문 길이) 입니다.",
+        "Cross-Attention 에는 미래 가림판이 없습니다. 원문은 다 읽었으니까요. 가리는 "
+        "것은 원문의 패딩뿐입니다.",
+        "enc_mask 는 원문 낱말마다 참·거짓 한 줄입니다. 점수표의 모든 행에 퍼지도록 "
+        "원문 축 앞에 축을 더해 Attention 에 건네고, 없을 때는 가리지 않습니다.",
+    ),
+}
+
 CHECKS = HiddenChecks(
     ASSIGNMENT,
     reference=ref,
     notebook_globals=NOTEBOOK_GLOBALS,
     reads_globals_title=READS_GLOBALS_TITLE,
+    hints=HINTS,
     checks=[
         HiddenCheck(
             "split_heads_random_shapes",

@@ -270,3 +270,36 @@ def mha_case(seed: int, *, h: int | None = None, d_model: int | None = None) -> 
     X = rng.normal(size=(n, d_model))
     weights = tuple(rng.normal(size=(d_model, d_model)) * 0.5 for _ in range(4))
     return Case(label, (X, *weights, h), ("X", "W_Q", "W_K", "W_V", "W_O", "h"), seed)
+
+
+# ---------------------------------------------------------------- hints
+# Given one at a time to a learner stuck on the function (c.LiveGrading.hint_after graded
+# attempts in a row), from a nudge to the idea just short of the code: never its code.
+
+SPLIT_HEADS_HINTS = (
+    "8칸짜리 자료를 4칸씩 두 전문가에게 나눠 주는 일입니다. 씨앗 예제에서 나눈 뒤 '나는' 의 "
+    "앞 4칸이 head 0 에, 뒤 4칸이 head 1 에 그대로 들어갔는지 찍어 보세요.",
+    "자르는 순서가 중요합니다. 먼저 낱말마다 폭 d_model 을 h 조각으로 자르면 "
+    "(낱말, head, 칸) 모양이 됩니다. 이때 head 는 아직 가운데 축에 있습니다.",
+    "끝으로 head 축을 맨 앞으로 옮겨 (head, 낱말, 칸) 이 되게 하세요. 처음부터 모양만 "
+    "(h, n, d_head) 로 바꾸면 크기는 맞아도 낱말과 head 가 뒤섞입니다.",
+)
+
+MERGE_HEADS_HINTS = (
+    "두 전문가의 의견을 회의록에 나란히 적는 일입니다. '나는' 의 줄에 head 0 의 4칸, "
+    "바로 옆에 head 1 의 4칸이 이어져야 합니다.",
+    "나누기를 거꾸로 밟으세요. 나눌 때 마지막에 한 일을 먼저 되돌려, head 축을 다시 "
+    "낱말 뒤로 보내 (낱말, head, 칸) 으로 만듭니다.",
+    "그다음 head 와 칸 두 축을 한 축으로 붙이면 (n, h * d_head) 입니다. 축을 되돌리지 "
+    "않고 붙이면 모양은 맞아도 낱말이 섞입니다.",
+)
+
+ATTENTION_HINTS = (
+    "질문(Q)과 제목(K)을 맞춰 본 점수표를 만들고, 행마다 비율로 바꾼 뒤, 그 비율대로 "
+    "내용(V)을 섞는 세 단계입니다. 씨앗 예제 head 0 의 '나는' 행이 0.13 0.04 0.57 0.26 "
+    "인지 보세요.",
+    "점수표의 모양은 (…, n_q, n_k) 입니다. K 의 마지막 두 축만 뒤집어야 앞의 head 축이 "
+    "그대로 남고, 점수는 Q 의 마지막 축 길이의 제곱근으로 나눕니다.",
+    "비율은 마지막 축(Key 쪽)으로 정규화합니다. 그 가중치표를 V 에 곱한 출력과 "
+    "가중치표를 둘 다 돌려주세요.",
+)

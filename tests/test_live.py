@@ -26,6 +26,7 @@ from coursekit.cluster.submission import read_submission
 from coursekit.learner.feedback import read_attempt
 from coursekit.live import attempts
 from coursekit.simulate import submissions
+from coursekit.simulate.instructor import Instructor
 from tests.support.live_class import (
     WAIT,
     WRONG,
@@ -51,11 +52,12 @@ pytestmark = [
 KILL_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
 FLOOD = 4  # submits in a row by one learner
 DOWN_CLASS = ("b1", "b2", "b3", "b4")  # submit while the service is down
+STUCK = 4  # split_heads failed in a row on make live before the learner passes
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    roles = ("wrong", "killer", "honest", "planter", "flooder", *DOWN_CLASS)
+    roles = ("wrong", "killer", "honest", "planter", "flooder", "stuck", *DOWN_CLASS)
     with live_class(tmp_path_factory.mktemp("live_course"), roles) as c:
         yield run_workshop(c)
 
@@ -104,8 +106,29 @@ def run_workshop(c: Live) -> Live:
     # Ctrl-C in the terminal: SIGINT to the whole group, the cluster's processes too
     os.killpg(third.pid, signal.SIGINT)
     c.third_exit = third.wait(timeout=WAIT)
-    c.stock = stock_autograde(c, ("wrong", "killer", "honest", "flooder", *DOWN_CLASS))
+    stuck_on_split_heads(c)
+    c.stock = stock_autograde(c, ("wrong", "killer", "honest", "flooder", "stuck", *DOWN_CLASS))
     return c
+
+
+def stuck_on_split_heads(c: Live) -> None:
+    """A learner fails split_heads STUCK times, then passes, with no interval to wait
+    (c.LiveGrading.hint_after stays its default 2); make grade's batch feedback is made
+    between, when the gradebook holds their fourth failing attempt."""
+    with (c.root / "nbgrader_config.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nc.LiveGrading.min_interval = 0\n")
+    for _ in range(STUCK):
+        c.submit("stuck", c.wrong)
+    fourth = c.start()
+    wait_for("records of the stuck learner's attempts", lambda: handled(c, ("stuck",)), fourth, c)
+    Instructor(c.root).generate_feedback(ASSIGNMENT)  # make grade's feedback, for everyone
+    learner = c.accounts["stuck"]
+    batch = c.root / "feedback" / learner / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
+    c.batch_page = batch.read_text(encoding="utf-8")
+    c.submit("stuck", c.reference)
+    wait_for("the passing attempt's record", lambda: handled(c, ("stuck",)), fourth, c)
+    c.pages["stuck"] = c.fetch_feedback("stuck")
+    c.fourth_exit = stop(fourth)
 
 
 # -- graded on submit ---------------------------------------------------------------
@@ -205,9 +228,58 @@ def test_a_flood_of_submits_is_graded_once_and_the_rest_get_notes(live):
 
 
 def test_sigterm_or_ctrl_c_stops_the_service_cleanly(live):
-    assert live.first_exit == 0 and live.third_exit == 0
-    assert live.output().count("실시간 채점을 멈췄습니다.") == 2
+    assert live.first_exit == 0 and live.third_exit == 0 and live.fourth_exit == 0
+    assert live.output().count("실시간 채점을 멈췄습니다.") == 3
     assert "KeyboardInterrupt" not in live.output()  # the workers left the stop to the service
+
+
+# -- hints when stuck ------------------------------------------------------------------
+
+
+def test_a_learner_stuck_on_split_heads_reads_its_hints_in_order_and_none_after_passing(live):
+    from grader_tests.ch3_multihead import CHECKS
+
+    first, second, third = CHECKS.hints_for("split_heads")
+    records = live.records("stuck")
+    assert [r.outcome for r in records] == [attempts.GRADED] * (STUCK + 1)
+    assert [r.hints.get("split_heads", 0) for r in records] == [0, 1, 1, 2, 0]
+    pages = list(live.pages["stuck"].values())  # in the order the exchange received them
+    assert len(pages) == STUCK + 1
+    shown = [[hint in page for hint in (first, second, third)] for page in pages]
+    assert shown == [
+        [False, False, False],
+        [True, False, False],  # hint 1 on the second page
+        [True, False, False],
+        [True, True, False],  # hint 2 on the fourth, after hint 1
+        [False, False, False],  # passed: none
+    ]
+    assert "힌트 1" in pages[1] and "힌트 2" in pages[3] and "힌트 1" not in pages[4]
+    assert pages[3].index(first) < pages[3].index(second)
+    # the panel reads them from the page's data, in the same order
+    folder = live.home("stuck") / "course" / ASSIGNMENT / "feedback"
+    fourth = sorted(folder.glob(f"*/{NOTEBOOK.replace('.ipynb', '.html')}"))[3]
+    data = read_attempt(fourth.read_text(encoding="utf-8"))
+    (row,) = [f for f in data["functions"] if f["name"] == "split_heads"]
+    assert row["hints"] == [first, second]
+
+
+def test_make_grades_batch_feedback_carries_no_hint(live):
+    data = read_attempt(live.batch_page)
+    (row,) = [f for f in data["functions"] if f["name"] == "split_heads"]
+    assert row["message"] is not None  # the fourth attempt's: split_heads failing
+    assert all(f["hints"] == [] for f in data["functions"])
+    assert "힌트 1" not in live.batch_page
+
+
+def test_the_ta_board_shows_the_hint_level_a_stuck_learner_has_seen(live):
+    from coursekit.live import board
+    from coursekit.staff.report.overview import cell_functions
+
+    stuck = live.records("stuck")[:STUCK]  # before they passed
+    functions = {ASSIGNMENT: cell_functions(live.root, ASSIGNMENT)}
+    (only,) = board.board(stuck, functions, STUCK)
+    shown = {s.function: s for s in only.stuck}["split_heads"]
+    assert (shown.learner, shown.attempts, shown.hint) == (live.accounts["stuck"], STUCK, 2)
 
 
 # -- nothing lost, nothing twice ------------------------------------------------------

@@ -7,6 +7,7 @@ An assignment's module in grader_tests/ declares its checks once:
         reference=solutions.ch3_multihead,
         notebook_globals={...},
         checks=[HiddenCheck("split_heads_random_shapes", "split_heads", "random shapes", cases, ...), ...],
+        hints={"split_heads": ("a nudge ...", "the idea, just short of the code ...")},
     )
     globals().update(CHECKS.wrappers())
 
@@ -15,13 +16,17 @@ functions the hidden cells call, the reference each check compares with (the
 function of the same name in solutions/), the seeded cases that
 `python -m coursekit.checks.reproduce` rebuilds, and the probe cases whose results a
 failed check's verdict carries for the TA report's clusters.
+
+`hints` are the course's progressive hints per function, in the course's
+language and in the order a stuck learner gets them (coursekit.live.hints
+decides when): course material, like the misconceptions, not the catalog's.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -74,6 +79,10 @@ class HiddenChecks:
     `reads_globals_title`: the assignment's own title of `reads_notebook_globals`,
     in which `{names}` becomes the notebook globals the function read (the
     advice stays the check's). Without it, the shared title.
+
+    `hints`: function -> its hints, from a nudge to the idea just short of the
+    code, in the order a learner stuck on it gets them. A function without any
+    gets none; every function named must have a check here.
     """
 
     def __init__(
@@ -84,6 +93,7 @@ class HiddenChecks:
         notebook_globals: Iterable[str],
         checks: Sequence[HiddenCheck],
         reads_globals_title: str | None = None,
+        hints: Mapping[str, Sequence[str]] | None = None,
     ):
         self.assignment = assignment
         self.reference = reference
@@ -98,6 +108,7 @@ class HiddenChecks:
             for name in (declared.function, *declared.helpers):
                 if not callable(getattr(reference, name, None)):
                     raise ValueError(f"{assignment}: solutions have no function {name!r}")
+        self.hints = _checked_hints(assignment, hints or {}, {c.function for c in checks})
 
     def __iter__(self) -> Iterator[HiddenCheck]:
         return iter(self._checks.values())
@@ -107,6 +118,10 @@ class HiddenChecks:
 
     def __contains__(self, grade_id: str) -> bool:
         return grade_id in self._checks
+
+    def hints_for(self, function: str) -> tuple[str, ...]:
+        """The function's hints in the order they are given (none: empty)."""
+        return self.hints.get(function, ())
 
     def reference_for(self, function: str) -> Callable:
         return getattr(self.reference, function)
@@ -276,6 +291,20 @@ def checks_of(assignment: str, kit=None) -> HiddenChecks:
     from coursekit.core.course import CourseKit
 
     return (kit or CourseKit.of()).checks(assignment).CHECKS
+
+
+def _checked_hints(
+    assignment: str, hints: Mapping[str, Sequence[str]], functions: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """The hints as tuples of non-empty text, each of a function with a check."""
+    checked = {}
+    for function, texts in hints.items():
+        if function not in functions:
+            raise ValueError(f"{assignment}: hints for {function!r}, which has no check")
+        if isinstance(texts, str) or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise ValueError(f"{assignment}: the hints of {function!r} are not a list of text")
+        checked[function] = tuple(t.strip() for t in texts)
+    return checked
 
 
 def _text(error: BaseException) -> str:

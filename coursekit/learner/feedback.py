@@ -15,6 +15,11 @@ The same rows go into the page once more as data: a hidden element
 stock release_feedback and fetch_feedback carry, never its markup
 (`read_attempt`).
 
+A learner stuck on a function gets its hints given so far under its row, and
+as `hints` in its data: the live service decides which (coursekit.live.hints)
+and sets them around the one generate_feedback of that attempt (`showing_hints`);
+a batch sets none, so `make grade`'s pages carry none.
+
 It also adds CSS so that long messages and hints (Korean ones too) wrap inside
 their boxes, and hides nbgrader's list of unnamed "Test cell" links (the summary
 replaces it; the late-penalty line of that list stays).
@@ -23,6 +28,9 @@ replaces it; the late-penalty line of that list stays).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -58,6 +66,8 @@ div.course-summary td.points, div.course-summary td.name { white-space: nowrap; 
 div.course-summary .passed { color: #2e7d32; }
 div.course-summary .failed { color: #c62828; }
 div.course-summary .misconception { color: #555; }
+div.course-summary .hint { display: block; margin-top: 0.3em; padding-left: 0.6em;
+  border-left: 3px solid #337ab7; }
 """
 
 
@@ -129,6 +139,7 @@ class FunctionRow:
     message: str | None = None  # None: every cell passed
     misconception: str = ""
     verdict: Verdict | None = None  # the first hidden check's record among the failing cells
+    hints: tuple[str, ...] = ()  # the hints given so far, when the learner is stuck on it
 
     @property
     def points(self) -> str:
@@ -148,6 +159,7 @@ class FunctionRow:
             "seed": verdict.seed if verdict else None,
             "expected": verdict.expected or None if verdict else None,
             "received": verdict.got or None if verdict else None,
+            "hints": list(self.hints),
         }
 
 
@@ -203,6 +215,30 @@ def function_rows(nb) -> list[FunctionRow]:
     return rows
 
 
+_HINTS: ContextVar[Mapping[str, Sequence[str]] | None] = ContextVar("coursekit_hints", default=None)
+
+
+@contextmanager
+def showing_hints(hints: Mapping[str, Sequence[str]]) -> Iterator[None]:
+    """Pages made inside show `hints` (function -> the hints given so far) under the rows
+    of those functions that failed."""
+    token = _HINTS.set(hints)
+    try:
+        yield
+    finally:
+        _HINTS.reset(token)
+
+
+def with_hints(rows: list[FunctionRow]) -> list[FunctionRow]:
+    """The rows, each failing one with the hints given for its function (none outside
+    `showing_hints`)."""
+    given = _HINTS.get() or {}
+    for row in rows:
+        if row.message is not None:
+            row.hints = tuple(given.get(row.name, ()))
+    return rows
+
+
 def answer_rows(nb, resources) -> list[AnswerRow]:
     states = written_answer_states(resources)
     rows = []
@@ -245,7 +281,7 @@ def summary_html(nb, resources) -> str:
     if "score" in info and "max_score" in info:
         total = f"{_points(info['score'])} / {_points(info['max_score'])}"
     late = float(info.get("late_penalty") or 0)
-    functions, answers = function_rows(nb), answer_rows(nb, resources)
+    functions, answers = with_hints(function_rows(nb)), answer_rows(nb, resources)
     # One line: markdown would read indented HTML as a code block.
     return templating.render_one_line(
         "feedback_summary.html.j2",

@@ -58,6 +58,7 @@ WORDS = {
     "seed": N_("seed"),
     "expected": N_("expected"),
     "received": N_("got"),
+    "hint": N_("Hint {n}"),
     "answers": N_("Written answers"),
     "waiting": N_("not graded yet"),
     "left_blank": N_("handed in as released: no points"),

@@ -24,7 +24,9 @@ version 1 record, which has no `stages`, is read as it is):
   (its task handed to the cluster), `graded` (its result written by the
   driver), `feedback_made` (generate_feedback done), `released` (the page, or
   a held-back attempt's note, in the exchange for fetch_feedback). A stage the
-  attempt never went through (a held-back one is not collected) is absent.
+  attempt never went through (a held-back one is not collected) is absent;
+- `hints`: function -> how many of its hints this attempt's page showed
+  (coursekit.live.hints; absent from records made before there were hints).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Attempt:
     failed: dict[str, dict] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     stages: dict[str, str] = field(default_factory=dict)
+    hints: dict[str, int] = field(default_factory=dict)
     version: int = VERSION
 
     @property

@@ -8,7 +8,8 @@ source notebook (`staff.report.overview.cell_functions`), passed in by the calle
 - per assignment and function: how many learners pass and fail on their LAST
   graded attempt (a held-back submit is no grade: it changes nothing here);
 - stuck: a learner whose last `LiveBoard.stuck_after` graded attempts in a row
-  failed the same function (`c.LiveBoard.stuck_after = 3` in nbgrader_config.py);
+  failed the same function (`c.LiveBoard.stuck_after = 3` in nbgrader_config.py),
+  and which of the function's hints they have seen (coursekit.live.hints);
 - misconceptions seen on the last graded attempts, with their learners;
 - unknown mistakes: learners whose function gave the same wrong output on the
   probe and whose check named no misconception (the TA report's grouping rule,
@@ -59,6 +60,7 @@ class Stuck:
     learner: str
     function: str
     attempts: int  # graded attempts in a row, up to the last, that failed it
+    hint: int = 0  # how many of the function's hints the last attempt's page showed
 
 
 @dataclass
@@ -128,7 +130,8 @@ def functions_of(attempts: list[Attempt], cell_functions: dict[str, str]) -> lis
 
 
 def stuck_on(graded: list[Attempt], cell_functions: dict[str, str], after: int) -> list[Stuck]:
-    """Functions failed on each of the learner's last `after` (or more) graded attempts."""
+    """Functions failed on each of the learner's last `after` (or more) graded attempts,
+    with how many of its hints the last one showed (`Attempt.hints`, coursekit.live.hints)."""
     if not graded:
         return []
     found = []
@@ -139,7 +142,8 @@ def stuck_on(graded: list[Attempt], cell_functions: dict[str, str], after: int) 
                 break
             streak += 1
         if streak >= after:
-            found.append(Stuck(graded[-1].learner, function, streak))
+            hint = graded[-1].hints.get(function, 0)
+            found.append(Stuck(graded[-1].learner, function, streak, hint))
     return found
 
 

@@ -23,7 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 from coursekit.core import templating
 from coursekit.core.messages import N_, _
 from coursekit.exchange.transfer import SafeExchangeReleaseFeedback, read_small
-from coursekit.learner.feedback import ATTEMPT_ID, ATTEMPT_SCHEMA
+from coursekit.learner.feedback import ATTEMPT_ID, ATTEMPT_SCHEMA, showing_hints
 from coursekit.live.attempts import TOO_MANY, TOO_SOON, attempt_id
 
 NOTES = "live/notes"  # under the course root: each note's page before it is released
@@ -55,9 +55,12 @@ class Publisher:
             detail = (result or {}).get("error") or (result or {}).get("log", "")
             raise FeedbackError(f"nbgrader {what}: {detail[-2000:]}")
 
-    def generate(self, assignment: str, learner: str) -> None:
-        """generate_feedback for this learner alone (release it next)."""
-        self._check("generate_feedback", self.api.generate_feedback(assignment, learner, True))
+    def generate(self, assignment: str, learner: str, hints: dict | None = None) -> None:
+        """generate_feedback for this learner alone (release it next), its page showing
+        `hints` (function -> the hints given so far; coursekit.live.hints)."""
+        with showing_hints(hints or {}):
+            result = self.api.generate_feedback(assignment, learner, True)
+        self._check("generate_feedback", result)
 
     def release(self, assignment: str, learner: str) -> None:
         """release_feedback for this learner alone."""

@@ -3,6 +3,7 @@
     c.LiveGrading.min_interval = 60     # seconds between two graded attempts of a learner
     c.LiveGrading.max_attempts = 30     # graded attempts per learner and assignment
     c.LiveGrading.counted = "last"      # or "best": the attempt make grade grades
+    c.LiveGrading.hint_after = 2        # failed attempts in a row per hint (coursekit.live.hints)
     c.LiveGrading.per_assignment = {"ch3_multihead": {"min_interval": 120, "counted": "best"}}
 
 Checked when make live and make grade start (`check_settings`): a wrong value
@@ -52,6 +53,11 @@ class LiveGrading(Configurable):
         COUNTED,
         "last",
         help="The attempt make grade grades: the last before the due date, or the best graded.",
+    ).tag(config=True)
+    hint_after = Integer(
+        2,
+        min=1,
+        help="Graded attempts in a row failing one function before its next hint is shown.",
     ).tag(config=True)
     per_assignment = Dict(
         {},

@@ -31,6 +31,7 @@ import nbformat
 from distributed.diagnostics.plugin import WorkerPlugin
 from nbgrader.api import Gradebook
 
+from coursekit.checks.declared import checks_of
 from coursekit.cluster.distribute import LOST_SCHEDULER, lost_connection
 from coursekit.cluster.session import GradingSession
 from coursekit.cluster.submission import Submission
@@ -38,7 +39,7 @@ from coursekit.core import cells
 from coursekit.core.course import Course, CourseKit
 from coursekit.core.messages import _
 from coursekit.learner import diagnosis
-from coursekit.live import attempts
+from coursekit.live import attempts, hints
 from coursekit.live.attempts import ERROR, GRADED, Attempt, now
 from coursekit.live.feedback import FeedbackError, Publisher
 from coursekit.live.inbound import WRITING_POLL, Entry, Inbound, Watch, collect
@@ -98,6 +99,7 @@ class LiveService:
         self.in_flight_per_thread = in_flight_per_thread
         self.flights: dict[object, Flight] = {}  # Dask future -> its attempt
         self.noticed: dict[str, str] = {}  # inbound name -> when first seen, while it waits
+        self._hints: dict[str, dict[str, tuple[str, ...]]] = {}  # assignment -> declared hints
 
     def stop(self) -> None:
         """Stop after the attempt being finished now (from a signal handler too)."""
@@ -270,18 +272,20 @@ class LiveService:
         if result is not None and not result.ok:
             attempt.outcome, attempt.errors = ERROR, list(result.errors)
         else:
+            given = {}
             try:
-                self.publisher.generate(entry.assignment, entry.learner)
+                attempt.cells, attempt.failed = self.outcome(entry.assignment, entry.learner)
+                given = self.hints_now(attempt)
+            except Exception as error:  # this attempt's record only: it says why
+                attempt.outcome = ERROR
+                attempt.errors.append(f"{type(error).__name__}: {error}")
+            try:
+                self.publisher.generate(entry.assignment, entry.learner, given)
                 stages["feedback_made"] = now()
                 self.publisher.release(entry.assignment, entry.learner)
                 stages["released"] = now()
             except FeedbackError as error:
                 attempt.errors.append(str(error))
-            try:
-                attempt.cells, attempt.failed = self.outcome(entry.assignment, entry.learner)
-            except Exception as error:  # this attempt's record only: it says why
-                attempt.outcome = ERROR
-                attempt.errors.append(f"{type(error).__name__}: {error}")
         attempts.write(self.root, attempt)
         if attempt.outcome == ERROR:
             line = _("{learner} {assignment}: grading failed: {why}").format(
@@ -295,6 +299,27 @@ class LiveService:
                 most=sum(c["max"] or 0 for c in attempt.cells.values()),
             )
         self.echo(line)
+
+    def hints_now(self, attempt: Attempt) -> dict[str, list[str]]:
+        """The hints this graded attempt's page shows (function -> those given so far), by
+        the learner's attempts before it and its own verdicts; their levels go into its
+        record (coursekit.live.hints)."""
+        declared = self.declared_hints(attempt.assignment)
+        if not declared:
+            return {}
+        earlier = attempts.of_learner(self.root, attempt.assignment, attempt.learner)
+        before = [a for a in earlier if a.entry != attempt.entry]
+        attempt.hints = hints.levels([*before, attempt], self.policy.hint_after, declared)
+        return hints.given(declared, attempt.hints)
+
+    def declared_hints(self, assignment: str) -> dict[str, tuple[str, ...]]:
+        """The hints the course declares beside the assignment's checks (none: empty)."""
+        if assignment not in self._hints:
+            try:
+                self._hints[assignment] = checks_of(assignment, CourseKit.of(self.root)).hints
+            except ImportError:  # an assignment without declared checks has no hints
+                self._hints[assignment] = {}
+        return self._hints[assignment]
 
     def outcome(self, assignment: str, learner: str) -> tuple[dict, dict]:
         """Per auto-graded test cell its points and max from the gradebook (a written

@@ -14,6 +14,7 @@ export interface FunctionRow {
   seed: number | null;
   expected: string | null;
   received: string | null;
+  hints?: string[]; // the hints given so far when the learner is stuck on it
 }
 
 export interface AnswerRow {

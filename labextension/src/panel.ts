@@ -27,6 +27,13 @@ export function fill(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key) => values[key] ?? whole);
 }
 
+// The hints given so far for a function the learner is stuck on, in the order written.
+export function hintLines(row: FunctionRow, w: Words, parent: HTMLElement): void {
+  (row.hints ?? []).forEach((hint, i) => {
+    element('div', 'ck-hint', `${fill(w.hint ?? '{n}', { n: String(i + 1) })}: ${hint}`, parent);
+  });
+}
+
 export class ResultPanel extends Widget {
   private words: Words = {};
   openPage: (path: string) => void = () => undefined;
@@ -154,6 +161,7 @@ export class ResultPanel extends Widget {
         element('div', 'ck-fact', `${label}: ${value}`, cell);
       }
     }
+    hintLines(row, this.words, cell);
   }
 
   private pageButton(page: string, parent: HTMLElement): void {

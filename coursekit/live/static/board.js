@@ -102,8 +102,9 @@
     s.appendChild(el("h3", labels.stuck));
     s.appendChild(el("p", labels.stuckHelp.replace("{n}", stuckAfter), "muted"));
     const stuck = a.stuck.length
-      ? table([labels.learner, labels.function, labels.attempts],
-          a.stuck.map((x) => [td(x.learner, "fail"), td(x.function), td(x.attempts)]))
+      ? table([labels.learner, labels.function, labels.attempts, labels.hint],
+          a.stuck.map((x) => [td(x.learner, "fail"), td(x.function), td(x.attempts),
+            td(x.hint ? labels.hintSeen.replace("{n}", x.hint) : labels.none, "hint")]))
       : el("p", labels.none, "muted");
     stuck.classList.add("stuck");
     s.appendChild(stuck);

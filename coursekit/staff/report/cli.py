@@ -5,7 +5,8 @@
 Per assignment it prints a terminal table and writes reports/<assignment>.csv
 and reports/<assignment>.html (self-contained; open it in a browser). It reads
 the gradebook and the grader's records in the autograded notebooks, and runs
-no learner code: the clusters come from the verdicts' probe records.
+no learner code: the clusters come from the verdicts' probe records. The hints
+the live workshop gave are counted from its attempt records (coursekit.live.hints).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from nbgrader.api import MissingEntry
 from coursekit.core.course import Course, add_root_argument
 from coursekit.core.environment import use_environment_bin
 from coursekit.core.messages import _, ngettext
+from coursekit.live import attempts, hints
 from coursekit.staff.report import clusters as grouping
 from coursekit.staff.report import data, overview, render, summary
 
@@ -39,6 +41,7 @@ def build(root: Path, assignment: str, out: Path) -> str:
         unprobed = unprobed.format(assignment=assignment, count=old)
         print("   " + unprobed, file=sys.stderr, flush=True)
     counts = summary.summarize(found)
+    counts.hints = hints.counts([a for a in attempts.every(root) if a.assignment == assignment])
     view = overview.overview(root, found)
     out.mkdir(parents=True, exist_ok=True)
     render.write_csv(out / f"{assignment}.csv", found, clusters, view)

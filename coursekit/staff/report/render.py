@@ -112,6 +112,16 @@ def terminal_overview(data: AssignmentData, view: Overview) -> list[str]:
     return lines
 
 
+def hint_lines(summary: Summary) -> list[str]:
+    """How far into each function's hints the live workshop's learners got."""
+    if not summary.hints:
+        return []
+    lines = ["  " + _("Hints given in the live workshop (learners, by the last hint seen):")]
+    for function, level, n in summary.hints:
+        lines.append(f"    {learners(n, 2)} {function}: " + _("up to hint {n}").format(n=level))
+    return lines
+
+
 def terminal(
     data: AssignmentData, summary: Summary, clusters: list[Cluster], view: Overview
 ) -> str:
@@ -158,6 +168,7 @@ def terminal(
     lines.append("  " + _("Likely mistakes (learners):"))
     for key, title, n in misconceptions(summary):
         lines.append(f"    {learners(n, 2)} {'█' * n} [{key}] {title}"[:150])
+    lines += hint_lines(summary)
     lines.append("  " + _("Learners grouped by the same wrong output (probe):"))
     for label, c in numbered(clusters):
         if c.is_error or len(c.students) < 2:
@@ -397,6 +408,7 @@ def page_data(
         "unimplemented": view.unimplemented,
         "misconception_bars": bar_geometry([(f"[{k}]", count) for k, _title, count in found], n),
         "misconceptions": misconception_rows(summary),
+        "hints": [{"function": f, "level": level, "n": n} for f, level, n in summary.hints],
         "clusters": cluster_groups(clusters),
         "learner_table": learner_table(data, clusters, view),
     }

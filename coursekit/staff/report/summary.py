@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from coursekit.staff.report.data import AssignmentData
 
@@ -15,6 +15,9 @@ class Summary:
     hardest_cells: list[tuple[str, int]]  # grade_id, learners who lost points there
     manual_waiting: int  # learners with a manual cell waiting for a TA
     late: list[str]
+    # The live workshop's hints (coursekit.live.hints.counts, set by the report's command):
+    # (function, hint level, learners whose highest hint seen is that level).
+    hints: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 def summarize(data: AssignmentData) -> Summary:

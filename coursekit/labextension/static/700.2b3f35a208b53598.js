@@ -1,0 +1,27 @@
+"use strict";(self.rspackChunk_coursekit_learner_panel=self.rspackChunk_coursekit_learner_panel||[]).push([[700],{646(e,n,t){var r=t(601),a=t.n(r),o=t(314),c=(t.n(o))()(a());c.push([e.id,`/* The 채점 결과 panel: one block per function, readable in a narrow sidebar and in grey
+   scale (a mark and the points say passed or failed, not the colour alone). */
+.ck-panel { padding: 8px 12px; overflow-y: auto; font-size: var(--jp-ui-font-size1); min-width: 260px; }
+.ck-panel .ck-heading { font-size: var(--jp-ui-font-size2); margin: 10px 0 6px; }
+.ck-panel .ck-status { margin: 6px 0; }
+.ck-panel .ck-error { color: var(--jp-error-color1); }
+.ck-panel .ck-total { font-size: var(--jp-ui-font-size2); margin: 6px 0; }
+.ck-panel .ck-function, .ck-panel .ck-answer {
+  border-left: 3px solid var(--jp-border-color1); padding: 4px 8px; margin: 6px 0;
+  overflow-wrap: anywhere; word-break: keep-all;
+}
+.ck-panel .ck-failed { border-left-color: var(--jp-error-color1); }
+.ck-panel .ck-passed { border-left-color: var(--jp-success-color1); }
+.ck-panel .ck-line { display: flex; justify-content: space-between; gap: 8px; }
+.ck-panel .ck-name, .ck-panel .ck-points { font-family: var(--jp-code-font-family); font-weight: bold; }
+.ck-panel .ck-failed .ck-points::before { content: '✗ '; }
+.ck-panel .ck-passed .ck-points::before { content: '✓ '; }
+.ck-panel .ck-message { margin-top: 4px; white-space: pre-wrap; }
+.ck-panel .ck-mistake { margin-top: 4px; }
+.ck-panel .ck-fact { color: var(--jp-ui-font-color2); margin-top: 2px; font-size: var(--jp-ui-font-size0); }
+.ck-panel .ck-hint { margin-top: 4px; padding-left: 6px; border-left: 3px solid var(--jp-brand-color1); }
+.ck-panel .ck-ok { color: var(--jp-ui-font-color2); }
+.ck-panel .ck-open { margin: 8px 0; }
+.ck-panel .ck-attempts { padding-left: 20px; }
+.ck-panel .ck-attempt .ck-time { margin-right: 8px; color: var(--jp-ui-font-color2); }
+.ck-panel .ck-time { font-size: var(--jp-ui-font-size0); }
+`,""]),t.d(n,{},{A:c})},314(e){e.exports=function(e){var n=[];return n.toString=function(){return this.map(function(n){var t="",r=void 0!==n[5];return n[4]&&(t+="@supports (".concat(n[4],") {")),n[2]&&(t+="@media ".concat(n[2]," {")),r&&(t+="@layer".concat(n[5].length>0?" ".concat(n[5]):""," {")),t+=e(n),r&&(t+="}"),n[2]&&(t+="}"),n[4]&&(t+="}"),t}).join("")},n.i=function(e,t,r,a,o){"string"==typeof e&&(e=[[null,e,void 0]]);var c={};if(r)for(var i=0;i<this.length;i++){var p=this[i][0];null!=p&&(c[p]=!0)}for(var s=0;s<e.length;s++){var l=[].concat(e[s]);r&&c[l[0]]||(void 0!==o&&(void 0===l[5]||(l[1]="@layer".concat(l[5].length>0?" ".concat(l[5]):""," {").concat(l[1],"}")),l[5]=o),t&&(l[2]&&(l[1]="@media ".concat(l[2]," {").concat(l[1],"}")),l[2]=t),a&&(l[4]?(l[1]="@supports (".concat(l[4],") {").concat(l[1],"}"),l[4]=a):l[4]="".concat(a)),n.push(l))}},n}},601(e){e.exports=function(e){return e[1]}},72(e){var n=[];function t(e){for(var t=-1,r=0;r<n.length;r++)if(n[r].identifier===e){t=r;break}return t}function r(e,r){for(var a={},o=[],c=0;c<e.length;c++){var i=e[c],p=r.base?i[0]+r.base:i[0],s=a[p]||0,l="".concat(p," ").concat(s);a[p]=s+1;var u=t(l),f={css:i[1],media:i[2],sourceMap:i[3],supports:i[4],layer:i[5]};if(-1!==u)n[u].references++,n[u].updater(f);else{var d=function(e,n){var t=n.domAPI(n);return t.update(e),function(n){n?(n.css!==e.css||n.media!==e.media||n.sourceMap!==e.sourceMap||n.supports!==e.supports||n.layer!==e.layer)&&t.update(e=n):t.remove()}}(f,r);r.byIndex=c,n.splice(c,0,{identifier:l,updater:d,references:1})}o.push(l)}return o}e.exports=function(e,a){var o=r(e=e||[],a=a||{});return function(e){e=e||[];for(var c=0;c<o.length;c++){var i=t(o[c]);n[i].references--}for(var p=r(e,a),s=0;s<o.length;s++){var l=t(o[s]);0===n[l].references&&(n[l].updater(),n.splice(l,1))}o=p}}},659(e){var n={};e.exports=function(e,t){var r=function(e){if(void 0===n[e]){var t=document.querySelector(e);if(window.HTMLIFrameElement&&t instanceof window.HTMLIFrameElement)try{t=t.contentDocument.head}catch(e){t=null}n[e]=t}return n[e]}(e);if(!r)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");r.appendChild(t)}},540(e){e.exports=function(e){var n=document.createElement("style");return e.setAttributes(n,e.attributes),e.insert(n,e.options),n}},56(e,n,t){e.exports=function(e){var n=t.nc;n&&e.setAttribute("nonce",n)}},825(e){e.exports=function(e){if("u"<typeof document)return{update:function(){},remove:function(){}};var n=e.insertStyleElement(e);return{update:function(t){var r,a,o;r="",t.supports&&(r+="@supports (".concat(t.supports,") {")),t.media&&(r+="@media ".concat(t.media," {")),(a=void 0!==t.layer)&&(r+="@layer".concat(t.layer.length>0?" ".concat(t.layer):""," {")),r+=t.css,a&&(r+="}"),t.media&&(r+="}"),t.supports&&(r+="}"),(o=t.sourceMap)&&"u">typeof btoa&&(r+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(o))))," */")),e.styleTagTransform(r,n,e.options)},remove:function(){var e;null===(e=n).parentNode||e.parentNode.removeChild(e)}}}},113(e){e.exports=function(e,n){if(n.styleSheet)n.styleSheet.cssText=e;else{for(;n.firstChild;)n.removeChild(n.firstChild);n.appendChild(document.createTextNode(e))}}},959(e,n,t){var r=t(72),a=t.n(r),o=t(825),c=t.n(o),i=t(659),p=t.n(i),s=t(56),l=t.n(s),u=t(540),f=t.n(u),d=t(113),k=t.n(d),v=t(646),m={};m.styleTagTransform=k(),m.setAttributes=l(),m.insert=p().bind(null,"head"),m.domAPI=c(),m.insertStyleElement=f(),a()(v.A,m),v.A&&v.A.locals&&v.A.locals}}]);
