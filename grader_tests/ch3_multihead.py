@@ -28,6 +28,7 @@ from .shared import (
     SEED_H,
     SPLIT_HEADS_MISTAKES,
     attention_case,
+    ch3_seed_examples,
     merge_heads_case,
     mha_case,
     split_heads_case,
@@ -257,6 +258,7 @@ CHECKS = HiddenChecks(
     ASSIGNMENT,
     reference=ref,
     notebook_globals=NOTEBOOK_GLOBALS,
+    seed_examples=ch3_seed_examples(),
     checks=[
         HiddenCheck(
             "softmax_random_shapes",

@@ -33,7 +33,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from coursekit.checks.verdict import Verdict
 from coursekit.core import cells, templating
 from coursekit.core.messages import _
-from coursekit.learner import diagnosis
+from coursekit.learner import diagnosis, pictures
 
 SUMMARY_ID = "course-summary"
 ATTEMPT_ID = "coursekit-attempt"
@@ -129,6 +129,8 @@ class FunctionRow:
     message: str | None = None  # None: every cell passed
     misconception: str = ""
     verdict: Verdict | None = None  # the first hidden check's record among the failing cells
+    # The function on the page's seeded example, as a hidden check's verdict drew it
+    picture: pictures.Picture | None = None
 
     @property
     def points(self) -> str:
@@ -148,6 +150,7 @@ class FunctionRow:
             "seed": verdict.seed if verdict else None,
             "expected": verdict.expected or None if verdict else None,
             "received": verdict.got or None if verdict else None,
+            "picture": self.picture.data() if self.picture else None,
         }
 
 
@@ -194,6 +197,8 @@ def function_rows(nb) -> list[FunctionRow]:
             row.message = diagnosis.first_line(diagnosis.diagnose(first, functions).message, 300)
             verdicts = [v for cell in failing if (v := stored_verdict(cell)) is not None]
             row.verdict = verdicts[0] if verdicts else None
+            drawn = (pictures.read(v.picture) for v in verdicts if v.picture is not None)
+            row.picture = next((p for p in drawn if p is not None), None)
             # The visible test fails first but says less: the misconception a hidden
             # check named for this function goes under it.
             extra = next((line for v in verdicts if (line := misconception_line(v))), "")
@@ -297,5 +302,5 @@ class FeedbackSummary(NbGraderPreprocessor):
         cell.metadata["coursekit"] = {"role": "feedback-summary"}
         nb.cells.insert(0, cell)
         inlining = resources.setdefault("inlining", {})
-        inlining.setdefault("css", []).append(CSS)
+        inlining.setdefault("css", []).append(CSS + pictures.CSS)
         return nb, resources
