@@ -561,21 +561,32 @@ def seed_examples() -> dict[str, SeedExample]:
     """What the page's visible cells run, per function, and how the page labels the results."""
     X_dec, X_enc, W_Q, W_K, W_V, W_O = translator_arrays()
     dec, enc = DEC_TOKENS, ENC_TOKENS
-    flow = (("Q", (3, 8)), ("split_heads", (2, 3, 4)), ("merge_heads", (3, 8)))
-    Q = X_dec @ W_Q
+    sentences = (("Q", X_dec @ W_Q, dec), ("K", X_enc @ W_K, enc))
+    flows = {
+        name: ((name, (n, 8)), ("split_heads", (2, n, 4)), ("merge_heads", (n, 8)))
+        for name, n in (("Q", 3), ("K", 4))
+    }
+    flow = flows["Q"]
     rng = np.random.default_rng(0)  # `_seed_example()`: 3 tokens ask, 4 answer
     Q_seed, K_seed, V_seed = (rng.normal(size=(n, 4)) for n in (3, 4, 4))
     cross_names = ("X_dec", "H_enc", "W_Q", "W_K", "W_V", "W_O", "h")
     future = ref.causal_mask(3)
     weights = ("X_dec", "W_Q", "W_K", "W_V", "W_O", "h")
     return {
-        "split_heads": SeedExample(
-            Case(SEED_LABEL, (Q, 2), ("M", "h")),
-            (Table("split_heads(Q, 2)", dec, flow=flow, step=1),),
+        # The visible cells split and merge both sentences: the translation's Q, the source's K.
+        "split_heads": tuple(
+            SeedExample(
+                Case(SEED_LABEL, (M, 2), ("M", "h")),
+                (Table(f"split_heads({name}, 2)", tokens, flow=flows[name], step=1),),
+            )
+            for name, M, tokens in sentences
         ),
-        "merge_heads": SeedExample(
-            Case(SEED_LABEL, (ref.split_heads(Q, 2),), ("heads_out",)),
-            (Table("merge_heads(heads_out)", dec, flow=flow, step=2),),
+        "merge_heads": tuple(
+            SeedExample(
+                Case(SEED_LABEL, (ref.split_heads(M, 2),), ("heads_out",)),
+                (Table("merge_heads(heads_out)", tokens, flow=flows[name], step=2),),
+            )
+            for name, M, tokens in sentences
         ),
         "scaled_dot_product_attention": (
             SeedExample(

@@ -244,7 +244,7 @@ div.course-summary div.ck-picture table.ck-heat { width: auto; border-collapse: 
 div.course-summary div.ck-picture table.ck-heat caption { caption-side: top; text-align: left;
   font-size: 0.9em; color: #333; padding-bottom: 0.2em; }
 div.course-summary div.ck-picture table.ck-heat th { font-weight: normal; font-size: 0.85em;
-  padding: 0.1em 0.3em; border: none; white-space: nowrap; }
+  padding: 0.1em 0.3em; border: none; white-space: nowrap; vertical-align: middle; }
 div.course-summary div.ck-picture table.ck-heat td { text-align: center; min-width: 3.2em;
   padding: 0.25em 0.3em; border: 3px solid transparent; font-variant-numeric: tabular-nums;
   font-size: 0.9em; white-space: nowrap; }

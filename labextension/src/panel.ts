@@ -3,6 +3,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { Attempt, FunctionRow, Reply, Summary, Words } from './api';
+import { drawPicture } from './pictures';
 
 function element(
   tag: string,
@@ -154,6 +155,7 @@ export class ResultPanel extends Widget {
         element('div', 'ck-fact', `${label}: ${value}`, cell);
       }
     }
+    drawPicture(row.picture, w, cell);
   }
 
   private pageButton(page: string, parent: HTMLElement): void {
