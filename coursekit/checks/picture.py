@@ -170,7 +170,9 @@ def picture_of(example: SeedExample, got: Any, expected: Any) -> dict | None:
         first, key = drawn[0], "weights_differ" if tables[drawn[0]].weights else GENERIC
         if key != GENERIC:
             caption = _("The weights table already differs, and so does everything after it.")
-    return _tables_record(tables, arrays, expecteds, differing, key, caption)
+    # The value the caption speaks of first, then the others that differ.
+    drawn_order = [first, *(i for i in differing if i != first)]
+    return _tables_record(tables, arrays, expecteds, drawn_order, key, caption)
 
 
 def unreadable(value: Any) -> str:
