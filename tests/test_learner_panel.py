@@ -209,8 +209,8 @@ def test_the_button_submits_and_the_panel_shows_the_graded_attempt(
         # The page's example as the feedback page draws it (src/pictures.ts, from its data):
         # both heads, expected beside received, the words as labels, moved cells marked.
         drawn = split.locator(".ck-picture")
-        drawn.scroll_into_view_if_needed()
-        drawn.screenshot(path=str(SCREENSHOTS / "03-picture.png"))
+        drawn.locator(".ck-pair").first.scroll_into_view_if_needed()
+        drawn.locator(".ck-pair").first.screenshot(path=str(SCREENSHOTS / "03-picture.png"))
         assert "낱말과 head 가 뒤섞였습니다" in drawn.locator(".ck-caption").inner_text()
         tables = drawn.locator("table.ck-heat")
         assert tables.count() == 4
