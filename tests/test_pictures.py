@@ -320,6 +320,9 @@ def test_the_feedback_page_draws_the_heads_the_flow_and_no_hostile_picture(grade
             row = function_row(page, name)
             assert row.locator("table.ck-heat, .ck-flow").count() == 0, name
             assert reason in row.locator(".ck-no-picture").inner_text(), name
+        # Without colour: the values are printed and the differing cells stay marked.
+        page.add_style_tag(content="html { filter: grayscale(1); }")
+        split.screenshot(path=str(SCREENSHOTS / "05-split-heads-grey.png"))
         attempt = feedback.read_attempt(html)
         rows = {row["name"]: row for row in attempt["functions"]}
         assert rows["split_heads"]["picture"]["caption_key"] == "rows_misplaced"

@@ -249,7 +249,7 @@ div.course-summary div.ck-picture table.ck-heat td { text-align: center; min-wid
   padding: 0.25em 0.3em; border: 3px solid transparent; font-variant-numeric: tabular-nums;
   font-size: 0.9em; white-space: nowrap; }
 div.course-summary div.ck-picture table.ck-heat td.ck-off { border: 3px dashed #000;
-  font-weight: bold; }
+  box-shadow: inset 0 0 0 2px #fff; font-weight: bold; }
 div.course-summary div.ck-picture table.ck-heat td.ck-off::after { content: " ≠"; }
 div.ck-picture .ck-b0 { background: #f7fbff; color: #000; }
 div.ck-picture .ck-b1 { background: #deebf7; color: #000; }

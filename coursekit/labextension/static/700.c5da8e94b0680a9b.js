@@ -35,7 +35,7 @@
 .ck-panel .ck-heat th { font-weight: normal; padding: 0 3px; white-space: nowrap; vertical-align: middle; }
 .ck-panel .ck-heat td { text-align: center; padding: 0 2px; border: 2px solid transparent;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
-.ck-panel .ck-heat td.ck-off { border: 2px dashed #000; font-weight: bold; }
+.ck-panel .ck-heat td.ck-off { border: 2px dashed #000; box-shadow: inset 0 0 0 1px #fff; font-weight: bold; }
 @container (min-width: 360px) { .ck-panel .ck-heat td.ck-off::after { content: ' ≠'; } }
 .ck-panel .ck-b0 { background: #f7fbff; color: #000; }
 .ck-panel .ck-b1 { background: #deebf7; color: #000; }
