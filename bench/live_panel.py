@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import shutil
+import statistics
 import tempfile
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.live_latency import percentile
@@ -60,29 +63,53 @@ def panel_lines(values: list[float]) -> str:
     )
 
 
+def stage_lines(pressed: list[datetime], took: list[float], records: list) -> str:
+    """Median seconds from each step of a press to the next: the press, the exchange's
+    receipt (the submission's newest file), each stage the live service recorded
+    (coursekit.live.attempts.STAGES), and the result drawn in the panel."""
+    from coursekit.live import attempts
+
+    steps: dict[str, list[float]] = {}
+    for at_press, seconds, record in zip(pressed, took, records, strict=True):
+        marks = [("press", at_press), ("received", datetime.fromisoformat(record.submitted_at))]
+        marks += [
+            (n, datetime.fromisoformat(record.stages[n]))
+            for n in attempts.STAGES
+            if n in record.stages
+        ]
+        marks.append(("drawn", at_press + timedelta(seconds=seconds)))
+        for (a, t0), (b, t1) in itertools.pairwise(marks):
+            steps.setdefault(f"{a} → {b}", []).append((t1 - t0).total_seconds())
+    lines = ["  median per step (the service's attempt records)"]
+    lines += [f"    {step:<28} {statistics.median(v):6.2f} s" for step, v in steps.items()]
+    return "\n".join(lines)
+
+
 @contextlib.contextmanager
 def hub_class(work: Path) -> Iterator[tuple]:
     """A running hub with one learner and the live service; yields (settings, passwords)."""
     from coursekit.hub import accounts, trial_class
     from coursekit.hub.settings import HubSettings
-    from tests.support.hub_class import everyone, free_ports, running_hub
+    from tests.support.hub_class import everyone, free_ports, one_class_at_a_time, running_hub
 
     root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
     settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)
-    for user in everyone(settings):  # a run killed before its end left them
-        accounts.remove_account(user)
     work.mkdir(parents=True, exist_ok=True)
-    try:
-        with running_hub(settings, work / "live-panel-jupyterhub.log", POLICY) as passwords:
-            yield settings, passwords
-    finally:
-        trial_class.down(settings)
-        shutil.rmtree(root, ignore_errors=True)
+    with one_class_at_a_time():
+        for user in everyone(settings):  # a run killed before its end left them
+            accounts.remove_account(user)
+        try:
+            with running_hub(settings, work / "live-panel-jupyterhub.log", POLICY) as passwords:
+                yield settings, passwords
+        finally:
+            trial_class.down(settings)
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def measure(work: Path, presses: int) -> str:
     from playwright.sync_api import sync_playwright
 
+    from coursekit.live import attempts
     from tests.support import hub_pages as ui
     from tests.support.browser import CHROMIUM, FLAGS
     from tests.support.hub_answers import answered_cells
@@ -92,6 +119,7 @@ def measure(work: Path, presses: int) -> str:
     correct = {name: getattr(reference, name) for name in reference.__all__}
     typed = answered_cells(ROOT / "release" / LIVE_ASSIGNMENT / f"{LIVE_NOTEBOOK}.ipynb", correct)
     took: list[float] = []
+    pressed: list[datetime] = []
     print(f"live: the panel in a browser on a hub, one learner, {presses} presses …", flush=True)
     with hub_class(work) as (settings, passwords), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
@@ -107,14 +135,18 @@ def measure(work: Path, presses: int) -> str:
             for name, text in typed.items():
                 ui.replace_cell_text(page, f"def {name}(", text)
             for before in range(presses):
+                pressed.append(datetime.now(UTC))
                 took.append(press_submit(page, before, timeout=PRESS_TIMEOUT))
                 held = page.locator("#coursekit-result-panel .ck-last .ck-held").count()
                 if held:
                     raise RuntimeError("a press was held back: the policy is not min_interval 0")
+            records = attempts.of_learner(settings.course_root, LIVE_ASSIGNMENT, learner)
         finally:
             browser.close()
     return (
         f"live grading, the learner's panel: a hub on loopback, Chromium headless, one learner "
         f"pressing 제출하고 채점 받기 {presses} times, each once the last result was drawn\n"
         + panel_lines(took)
+        + "\n"
+        + stage_lines(pressed, took, records)
     )

@@ -52,3 +52,34 @@ def test_the_panels_figure_is_p50_and_p95_against_the_issues_targets():
     assert "   1.20    3.80    3.80 s  (10 presses" in lines, lines
     assert "p95 ≤ 4 s met" in lines and "NOT met" not in lines
     assert "p95 ≤ 4 s NOT met" in live_panel.panel_lines([*presses[:-1], 4.5])
+
+
+def test_a_press_is_split_from_the_click_through_the_services_stages_to_the_drawing():
+    from bench import live_panel
+
+    start = datetime(2026, 12, 7, 7, 0, tzinfo=UTC)
+
+    def at(seconds: float) -> str:
+        return (start + timedelta(seconds=seconds)).isoformat()
+
+    one = attempts.Attempt(
+        "x", "a", "one", at(0.2), stages={"noticed": at(0.3), "released": at(1.5)}
+    )
+    two = attempts.Attempt(
+        "x", "a", "two", at(10.4), stages={"noticed": at(10.5), "released": at(11.9)}
+    )
+    pressed = [start, start + timedelta(seconds=10)]
+    lines = live_panel.stage_lines(pressed, [1.7, 2.2], [one, two]).splitlines()
+    steps = {line.split("  ")[2].strip(): line.split()[-2] for line in lines[1:]}
+    assert list(steps) == [
+        "press → received",
+        "received → noticed",
+        "noticed → released",
+        "released → drawn",
+    ]
+    assert steps == {
+        "press → received": "0.30",  # median of 0.2 and 0.4
+        "received → noticed": "0.10",
+        "noticed → released": "1.30",
+        "released → drawn": "0.25",  # 0.2 and 0.3
+    }

@@ -56,6 +56,7 @@ from tests.support.hub_class import (
     PANEL,
     everyone,
     free_ports,
+    one_class_at_a_time,
     press_submit,
     running_hub,
 )
@@ -102,18 +103,19 @@ def hub():
     settings = HubSettings(
         root=root, port=free_ports(4), prefix="tpt-", learners=2, tas=1, roster=learners
     )
-    # A run killed before its teardown leaves the class's accounts behind, and in their
-    # homes what they fetched and submitted: this run starts from none.
-    for user in everyone(settings):
-        accounts.remove_account(user)
-    try:
-        # The instructor's policy for the live part: a short interval, stuck after two.
-        with running_hub(settings, Path(root) / "jupyterhub.log", LIVE_POLICY) as passwords:
-            yield settings, passwords
-    finally:
-        if (Path(root) / "jupyterhub.log").exists():  # kept for a look, failed or not
-            shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
-        trial_class.down(settings)
+    with one_class_at_a_time():
+        # A run killed before its teardown leaves the class's accounts behind, and in their
+        # homes what they fetched and submitted: this run starts from none.
+        for user in everyone(settings):
+            accounts.remove_account(user)
+        try:
+            # The instructor's policy for the live part: a short interval, stuck after two.
+            with running_hub(settings, Path(root) / "jupyterhub.log", LIVE_POLICY) as passwords:
+                yield settings, passwords
+        finally:
+            if (Path(root) / "jupyterhub.log").exists():  # kept for a look, failed or not
+                shutil.copy(Path(root) / "jupyterhub.log", SHOTS.parent / "hub-jupyterhub.log")
+            trial_class.down(settings)
         # Nothing of the class is left: accounts, their processes, the hub's folder.
         for user in everyone(settings):
             assert not accounts.exists(user), user

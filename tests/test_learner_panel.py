@@ -108,6 +108,22 @@ def test_the_learners_graded_attempts_come_with_their_summaries(learner_server):
     assert all(not Path(a["page"]).is_absolute() for a in graded)
 
 
+def test_a_held_ask_answers_once_the_newest_attempt_is_answered_or_its_wait_is_over(
+    learner_server,
+):
+    _course, _home, base, token = learner_server
+    listed = call(base, token, f"attempts?path={NOTEBOOK}")["attempts"]
+    answered = [a for a in listed if a["state"] != "waiting"]
+    assert answered and listed[-1]["state"] != "waiting", listed  # before the next test's submit
+    # the newest is answered already: the ask comes back with it (the wait is a bound)
+    reply = call(base, token, f"attempts?path={NOTEBOOK}&answered={len(listed)}&wait=60")
+    assert reply["attempts"] == listed
+    # one attempt more than there is: held for its wait, then answered with what there is
+    reply = call(base, token, f"attempts?path={NOTEBOOK}&answered={len(listed) + 1}&wait=0.3")
+    assert reply["attempts"] == listed
+    assert status(base, token, f"attempts?path={NOTEBOOK}&answered=x") == 400
+
+
 def test_submit_hands_in_through_nbgraders_assignment_list(learner_server):
     _course, home, base, token = learner_server
     before = call(base, token, f"attempts?path={NOTEBOOK}")["attempts"]
@@ -146,6 +162,18 @@ def test_before_any_release_the_panel_does_not_ask_for_feedback(tmp_path):
     assert not panel_server.feedback_released(config, "course")
     (tmp_path / "course" / "feedback").mkdir(parents=True)
     assert panel_server.feedback_released(config, "course")
+
+
+def test_what_a_held_ask_waits_for():
+    from coursekit.learner.panel_server import answered
+
+    graded, waiting = {"state": "graded"}, {"state": "waiting"}
+    assert answered({"attempts": [graded, graded]}, 2)
+    assert not answered({"attempts": [graded, waiting]}, 2)  # the newest is being graded
+    assert not answered({"attempts": [graded]}, 2)  # the submit is not listed yet
+    assert answered({"attempts": [graded, {"state": "held_back"}]}, 2)
+    assert answered({"attempts": []}, 0)
+    assert answered({"error": "not an assignment"}, 3)  # nothing to wait for
 
 
 def test_the_course_can_turn_the_panel_off_and_speak_english(learner_server):

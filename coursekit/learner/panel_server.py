@@ -13,6 +13,13 @@ staff server's policy lets no script run.
     GET  {base}/coursekit/panel/words                         -> the panel's words, settings
     POST {base}/coursekit/panel/submit   {"path": notebook}  -> the attempts, after submit
     GET  {base}/coursekit/panel/attempts?path=notebook        -> the attempts (fetches feedback)
+         &answered=N&wait=S  held open up to S s (at most LONGEST_WAIT) until the notebook
+                             has N attempts and the newest is answered (a long poll)
+
+A held request fetches feedback again only when the exchange's feedback folder
+changes (a stat every NOTICE_PERIOD, which costs nothing like a fetch) or every
+poll_seconds as a safety net: the result is drawn within ~0.1 s of its release, and
+a class of waiting panels does not run nbgrader's fetch several times a second each.
 
 `c.LearnerPanel.enabled = False` in a course's nbgrader config turns both off
 (404), and the JupyterLab extension then shows no button.
@@ -20,8 +27,10 @@ staff server's policy lets no script run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -66,6 +75,8 @@ WORDS = {
     "arrived": N_("Your result is in: {score}"),
 }
 PAGE_LIMIT = 8 * 1024 * 1024  # bytes of a feedback page read for its summary
+LONGEST_WAIT = 20.0  # seconds an attempts request may be held open (a proxy's patience)
+NOTICE_PERIOD = 0.05  # seconds between a held request's looks at the feedback folder
 
 
 class LearnerPanel(Configurable):
@@ -99,6 +110,26 @@ def feedback_released(config, course_id: str) -> bool:
     """Whether the course's exchange has a feedback folder yet: before its first release,
     nbgrader's fetch_feedback logs a CRITICAL error and a traceback, once per ask."""
     return os.path.isdir(os.path.join(Exchange(config=config).root, course_id, "feedback"))
+
+
+def feedback_stamp(config, course_id: str) -> int | None:
+    """When the course's exchange feedback folder last changed (a page released to anyone
+    changes it), or None: what a held request watches before fetching again."""
+    try:
+        return os.stat(
+            os.path.join(Exchange(config=config).root, course_id, "feedback")
+        ).st_mtime_ns
+    except OSError:
+        return None
+
+
+def answered(reply: dict, count: int) -> bool:
+    """Whether the reply lists `count` attempts or more, the newest graded or held back (or
+    says why it cannot): what a held request waits for."""
+    found = reply.get("attempts")
+    if "error" in reply or found is None:
+        return True
+    return len(found) >= count and (not found or found[-1]["state"] != "waiting")
 
 
 def read_page(root: str, page: str) -> dict | None:
@@ -167,6 +198,9 @@ class _PanelHandler(APIHandler):
             return {"words": words(), "poll_seconds": LearnerPanel(config=config).poll_seconds}
 
     def answer(self, config, path: str, submitted: dict | None = None) -> None:
+        self.finish(json.dumps(self.reply(config, path, submitted)))
+
+    def reply(self, config, path: str, submitted: dict | None = None) -> dict:
         manager = self.manager
         with messages.speaking(messages.of_config(config)):
             reply = self.settings_reply(config)
@@ -185,7 +219,7 @@ class _PanelHandler(APIHandler):
                     assignment_id=assignment_id,
                     attempts=attempts(manager, manager.root_dir, course_id, assignment_id),
                 )
-        self.finish(json.dumps(reply))
+        return reply
 
 
 class WordsHandler(_PanelHandler):
@@ -196,8 +230,31 @@ class WordsHandler(_PanelHandler):
 
 class AttemptsHandler(_PanelHandler):
     @web.authenticated
-    def get(self):
-        self.answer(self.course_config(), self.get_argument("path"))
+    async def get(self):
+        config, path = self.course_config(), self.get_argument("path")
+        try:
+            count = int(self.get_argument("answered", "0"))
+            wait = min(max(float(self.get_argument("wait", "0")), 0.0), LONGEST_WAIT)
+        except ValueError:
+            raise web.HTTPError(400, "answered, wait") from None
+        deadline = time.monotonic() + wait
+        # the stamp before the fetch, so a page released after it is seen; the course id
+        # the learner's config names, else (a learner of several courses) the reply's
+        course_id = config.CourseDirectory.course_id
+        stamp = feedback_stamp(config, course_id)
+        reply = self.reply(config, path)
+        if reply.get("course_id", course_id) != course_id:
+            course_id = reply["course_id"]
+            stamp = feedback_stamp(config, course_id)
+        poll_seconds = LearnerPanel(config=config).poll_seconds
+        refetch = time.monotonic() + poll_seconds
+        while not answered(reply, count) and time.monotonic() < deadline:
+            await asyncio.sleep(NOTICE_PERIOD)
+            now = feedback_stamp(config, course_id)
+            if now != stamp or time.monotonic() >= refetch:
+                stamp, refetch = now, time.monotonic() + poll_seconds
+                reply = self.reply(config, path)
+        self.finish(json.dumps(reply))
 
 
 class SubmitHandler(_PanelHandler):

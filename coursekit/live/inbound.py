@@ -8,10 +8,13 @@ order the exchange received them, each once it is complete (its secret written, 
 unchanged for a while); `received` lists some learners' entries of one assignment,
 handled or not (make grade's counted attempt). `OneSubmissionCollect` collects that one
 entry into submitted/ by the same rules. `Watch` wakes the service when
-inbound changes (watchdog's inotify observer); the service rescans anyway
-every second, since a notice can be missed (on the hub, a submit made through a
-learner's own server was often noticed only by the rescan: measured 2.7-4.7 s late
-with a 5 s period) and it may have been down.
+inbound changes (watchdog's inotify observer, started once inbound exists: on
+the hub the service starts before the instructor's first release makes it, and
+until this was so every submit there waited for a rescan, 2.7-4.7 s late with a
+5 s period); the service rescans anyway every second, since a notice can be missed
+and it may have been down. An entry seen before its secret is written
+(`Inbound.writing`) is looked at again after `WRITING_POLL`, not left to a notice
+of the secret's write.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ class Entry:
 # never gets one (a hand-made folder) is taken once nothing in it changed for this long.
 SECRET = "submission_secret.txt"
 SETTLE_SECONDS = 10.0
+# How soon the service looks again at an entry still being written (nbgrader's submit
+# takes ~0.1 s to copy a notebook and write the secret).
+WRITING_POLL = 0.05
 
 
 class OneSubmissionCollect(SafeExchangeCollect):
@@ -139,6 +145,7 @@ class Inbound:
         self.path = inbound_path(config)
         self.readers = {a: collector(config, a) for a in assignments}
         self.refused: set[str] = set()  # logged once per run, never retried
+        self.writing = False  # the last pass left an entry that is still being written
 
     def names(self) -> list[str]:
         try:
@@ -149,7 +156,7 @@ class Inbound:
     def pending(self) -> list[Entry]:
         """Entries with no attempt record yet, in the order the exchange received them;
         one still being written waits for a later pass."""
-        found = []
+        found, self.writing = [], False
         for name in self.names():
             parts = name.split("+")
             reader = self.readers.get(parts[1]) if len(parts) > 1 else None
@@ -166,7 +173,8 @@ class Inbound:
             when = rec["timestamp"].replace(tzinfo=UTC)
             settled = (datetime.now(UTC) - when).total_seconds() >= SETTLE_SECONDS
             if not (settled or written(self.path / name / SECRET)):
-                continue  # still being written: the next pass takes it
+                self.writing = True  # still being written: a pass soon takes it
+                continue
             found.append(Entry(name, rec["username"], parts[1], when))
         return sorted(found, key=lambda e: (e.received, e.name))
 
@@ -181,23 +189,36 @@ def written(path: Path) -> bool:
 
 
 class Watch:
-    """Sets `event` whenever something is created or moved in the inbound folder."""
+    """Sets `event` whenever something is created or moved in the inbound folder, from the
+    first `start_when_there` that finds the folder: on a hub the service starts before the
+    instructor's first release makes inbound, and a watch asked for then would never be."""
 
     def __init__(self, path: Path, event: threading.Event):
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
+        self.path, self.event = path, event
+        self.observer = None
 
-        class Wake(FileSystemEventHandler):
-            def on_any_event(self, _event):
-                event.set()
+    def start_when_there(self) -> bool:
+        """Start watching if the folder exists now; whether it is watched."""
+        if self.observer is None and self.path.is_dir():
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
 
-        self.observer = Observer()
-        self.observer.schedule(Wake(), str(path), recursive=True)
+            event = self.event
+
+            class Wake(FileSystemEventHandler):
+                def on_any_event(self, _event):
+                    event.set()
+
+            self.observer = Observer()
+            self.observer.schedule(Wake(), str(self.path), recursive=True)
+            self.observer.start()
+        return self.observer is not None
 
     def __enter__(self):
-        self.observer.start()
+        self.start_when_there()
         return self
 
     def __exit__(self, *_):
-        self.observer.stop()
-        self.observer.join()
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from concurrent.futures import CancelledError
-from contextlib import nullcontext
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -42,7 +41,7 @@ from coursekit.learner import diagnosis
 from coursekit.live import attempts
 from coursekit.live.attempts import ERROR, GRADED, Attempt, now
 from coursekit.live.feedback import FeedbackError, Publisher
-from coursekit.live.inbound import Entry, Inbound, Watch, collect
+from coursekit.live.inbound import WRITING_POLL, Entry, Inbound, Watch, collect
 from coursekit.live.policy import Decision, LiveGrading
 
 RESCAN_SECONDS = 1.0  # the safety net's period, beside inotify's notices
@@ -124,14 +123,14 @@ class LiveService:
                 root=self.root, inbound=self.inbound.path
             )
         )
-        watch = Watch(self.inbound.path, self.wake) if self.inbound.path.is_dir() else None
         # what is still on the cluster when it stops is abandoned: no record, graded next start
-        with watch or nullcontext():
+        with Watch(self.inbound.path, self.wake) as watch:
             while not self.stopping.is_set():
                 self.wake.clear()  # before the pass: a notice during it wakes the next
+                watch.start_when_there()  # inbound is made by the first release
                 if not self.step():
                     self.session.check_workers(len(self.flights))
-                    self.wake.wait(self.rescan)
+                    self.wake.wait(WRITING_POLL if self.inbound.writing else self.rescan)
 
     def step(self) -> int:
         """One pass: every attempt whose task is done finished, then the next attempts

@@ -77,8 +77,14 @@ export async function words(): Promise<Reply | null> {
   return request('words', {}, true);
 }
 
-export async function attempts(path: string): Promise<Reply> {
-  const query = URLExt.objectToQueryString({ path });
+/**
+ * The notebook's attempts. With `answered`, the server holds the request up to `wait`
+ * seconds until that many attempts are listed and the newest is answered (a long poll).
+ */
+export async function attempts(path: string, answered = 0, wait = 0): Promise<Reply> {
+  const query = URLExt.objectToQueryString(
+    answered > 0 ? { path, answered: String(answered), wait: String(wait) } : { path }
+  );
   return (await request(`attempts${query}`, {}, false)) as Reply;
 }
 

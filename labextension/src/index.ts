@@ -13,9 +13,9 @@ import * as api from './api';
 import { fill, points, ResultPanel } from './panel';
 
 const POLL_LIMIT_MS = 15 * 60 * 1000; // stop asking after this long without a result
-// A result usually comes within seconds of the submit: ask soon, then every poll_seconds
-// (the course's setting), so a class's servers are not asked twice a second for long.
-const FIRST_ASKS_MS = [...Array(10).fill(300), 1000, 1000];
+// Each ask is held by the server until the result is released (it watches the exchange's
+// feedback folder) or this many seconds pass; then the panel asks again at once.
+const HOLD_SECONDS = 15;
 
 class Session {
   private polling = 0; // generation of the running poll; a new submit replaces it
@@ -69,19 +69,23 @@ class Session {
   private async poll(path: string, count: number): Promise<void> {
     const generation = ++this.polling;
     const deadline = Date.now() + POLL_LIMIT_MS;
-    for (let ask = 0; generation === this.polling && Date.now() < deadline; ask++) {
-      const wait = FIRST_ASKS_MS[ask] ?? this.pollSeconds * 1000;
-      await new Promise(resolve => setTimeout(resolve, wait));
+    const pause = () => new Promise(resolve => setTimeout(resolve, this.pollSeconds * 1000));
+    while (generation === this.polling && Date.now() < deadline) {
+      const asked = Date.now();
       let reply: api.Reply;
       try {
-        reply = await api.attempts(path);
+        reply = await api.attempts(path, count, HOLD_SECONDS);
       } catch {
-        continue; // the server restarts or is busy: ask again
+        await pause(); // the server restarts or is busy: ask again in a while
+        continue;
       }
       if (generation !== this.polling) {
         return;
       }
       this.panel.showReply(reply);
+      if (reply.error) {
+        return; // said in the panel; another ask would say it again
+      }
       const attempts = reply.attempts ?? [];
       const last = attempts[attempts.length - 1];
       if (attempts.length >= count && last && last.state !== 'waiting') {
@@ -94,6 +98,9 @@ class Session {
           });
         }
         return;
+      }
+      if (Date.now() - asked < 1000) {
+        await pause(); // answered at once without the result: wait, do not spin
       }
     }
   }

@@ -4,6 +4,7 @@ free ports, the class's accounts, and the learner's press of the submit button."
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import signal
 import socket
 import subprocess
@@ -42,6 +43,25 @@ def free_ports(count: int) -> int:
             continue
         return first
     raise RuntimeError("no free ports")
+
+
+# One hub class on this machine at a time: a class opens folders on the way to the
+# interpreter (o+x) and gives the repo's course files to its instructors' group, and its
+# `down` puts them back, which would pull them from under a second class of the same
+# repo (two test modules, a bench, or another worktree's suite).
+CLASS_LOCK = Path("/run/lock/coursekit-hub-class.lock")
+
+
+@contextlib.contextmanager
+def one_class_at_a_time() -> Iterator[None]:
+    """Held from a class's setup to its `down`; a second one waits here for the first."""
+    CLASS_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(CLASS_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def everyone(settings: HubSettings) -> list[str]:
