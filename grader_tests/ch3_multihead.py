@@ -31,6 +31,7 @@ from .shared import (
     SPLIT_HEADS_HINTS,
     SPLIT_HEADS_MISTAKES,
     attention_case,
+    ch3_seed_examples,
     merge_heads_case,
     mha_case,
     split_heads_case,
@@ -293,6 +294,7 @@ CHECKS = HiddenChecks(
     reference=ref,
     notebook_globals=NOTEBOOK_GLOBALS,
     hints=HINTS,
+    seed_examples=ch3_seed_examples(),
     checks=[
         HiddenCheck(
             "softmax_random_shapes",

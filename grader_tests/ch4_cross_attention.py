@@ -30,6 +30,7 @@ from coursekit.checks.core import (
     uses_attribute,
 )
 from coursekit.checks.declared import HiddenCheck, HiddenChecks
+from coursekit.checks.picture import SeedExample, Table
 from solutions import ch3_multihead as ch3_ref
 from solutions import ch4_cross_attention as ref
 
@@ -546,6 +547,87 @@ CROSS_MISTAKES = (
 )
 
 
+# ---------------------------------------------------------------- the page's seeded examples
+
+DEC_TOKENS = ("<시작>", "저는", "학생")  # the translation so far (Decoder)
+ENC_TOKENS = ("I", "am", "a", "student")  # the source sentence (Encoder)
+PAD_EXAMPLE = (17, 4, 9, 23, 0, 0)  # I am a student <pad> <pad>
+SEED_LABEL = "강의 예제"
+
+
+def translator_arrays():
+    """X_dec, X_enc, W_Q, W_K, W_V, W_O as the notebook's `_translator_example()`."""
+    rng = np.random.default_rng(5)
+    X_dec, X_enc = rng.normal(size=(3, 8)), rng.normal(size=(4, 8))
+    return (X_dec, X_enc, *(rng.normal(size=(8, 8)) * 0.5 for _ in range(4)))
+
+
+def seed_examples() -> dict[str, SeedExample]:
+    """What the page's visible cells run, per function, and how the page labels the results."""
+    X_dec, X_enc, W_Q, W_K, W_V, W_O = translator_arrays()
+    dec, enc = DEC_TOKENS, ENC_TOKENS
+    sentences = (("Q", X_dec @ W_Q, dec), ("K", X_enc @ W_K, enc))
+    flows = {
+        name: ((name, (n, 8)), ("split_heads", (2, n, 4)), ("merge_heads", (n, 8)))
+        for name, n in (("Q", 3), ("K", 4))
+    }
+    flow = flows["Q"]
+    rng = np.random.default_rng(0)  # `_seed_example()`: 3 tokens ask, 4 answer
+    Q_seed, K_seed, V_seed = (rng.normal(size=(n, 4)) for n in (3, 4, 4))
+    cross_names = ("X_dec", "H_enc", "W_Q", "W_K", "W_V", "W_O", "h")
+    future = ref.causal_mask(3)
+    weights = ("X_dec", "W_Q", "W_K", "W_V", "W_O", "h")
+    return {
+        # The visible cells split and merge both sentences: the translation's Q, the source's K.
+        "split_heads": tuple(
+            SeedExample(
+                Case(SEED_LABEL, (M, 2), ("M", "h")),
+                (Table(f"split_heads({name}, 2)", tokens, flow=flows[name], step=1),),
+            )
+            for name, M, tokens in sentences
+        ),
+        "merge_heads": tuple(
+            SeedExample(
+                Case(SEED_LABEL, (ref.split_heads(M, 2),), ("heads_out",)),
+                (Table("merge_heads(heads_out)", tokens, flow=flows[name], step=2),),
+            )
+            for name, M, tokens in sentences
+        ),
+        "scaled_dot_product_attention": (
+            SeedExample(
+                Case(SEED_LABEL, (Q_seed, K_seed, V_seed), ("Q", "K", "V")),
+                (Table("output", dec), Table("weights", dec, enc, weights=True)),
+            ),
+            SeedExample(
+                Case(
+                    SEED_LABEL, (Q_seed, Q_seed, Q_seed), ("Q", "K", "V"), kwargs={"mask": future}
+                ),
+                (Table("output", dec), Table("weights", dec, dec, weights=True)),
+                causal=True,
+            ),
+        ),
+        "causal_mask": SeedExample(
+            Case(SEED_LABEL, (3,), ("n",)), (Table("causal_mask(3)", dec, dec),), causal=True
+        ),
+        "padding_mask": SeedExample(
+            Case(SEED_LABEL, (np.array(PAD_EXAMPLE),), ("token_ids",)),
+            (Table("padding_mask(token_ids)", None, (*enc, "<pad>", "<pad>")),),
+        ),
+        "masked_self_attention": SeedExample(
+            Case(SEED_LABEL, (X_dec, W_Q, W_K, W_V, W_O, 2), ("X", *weights[1:])),
+            (Table("output", dec, flow=flow, step=2), Table("weights", dec, dec, weights=True)),
+            causal=True,
+        ),
+        "multi_head_cross_attention": tuple(
+            SeedExample(
+                Case(SEED_LABEL, (X_dec, X_enc, W_Q, W_K, W_V, W_O, 2), cross_names, kwargs=kwargs),
+                (Table("output", dec, flow=flow, step=2), Table("weights", dec, enc, weights=True)),
+            )
+            for kwargs in ({}, {"enc_mask": np.array([True, True, True, False])})
+        ),
+    }
+
+
 # ---------------------------------------------------------------- the hidden cells
 
 # ---------------------------------------------------------------- hints
@@ -597,6 +679,7 @@ CHECKS = HiddenChecks(
     notebook_globals=NOTEBOOK_GLOBALS,
     reads_globals_title=READS_GLOBALS_TITLE,
     hints=HINTS,
+    seed_examples=seed_examples(),
     checks=[
         HiddenCheck(
             "split_heads_random_shapes",

@@ -24,6 +24,7 @@ from coursekit.checks.core import (
     same,
     uses_attribute,
 )
+from coursekit.checks.picture import SeedExample, Table
 from solutions import ch3_multihead as ref
 
 # The seed's n, d_model and h, which a learner may read as globals or write in as numbers.
@@ -303,3 +304,52 @@ ATTENTION_HINTS = (
     "비율은 마지막 축(Key 쪽)으로 정규화합니다. 그 가중치표를 V 에 곱한 출력과 "
     "가중치표를 둘 다 돌려주세요.",
 )
+
+# ---------------------------------------------------------------- the pages' seeded examples
+
+# 3장's sentence and its flow of shapes, (4, 8) → (2, 4, 4) → (4, 8).
+SEED_WORDS = ("나는", "학교에", "버스로", "갔다")
+SEED_FLOW = (
+    ("Q", (SEED_N, SEED_D_MODEL)),
+    ("split_heads", (SEED_H, SEED_N, SEED_D_MODEL // SEED_H)),
+    ("merge_heads", (SEED_N, SEED_D_MODEL)),
+)
+
+
+def seed_arrays():
+    """X, W_Q, W_K, W_V, W_O of 3장 (np.random.seed(1)), as the notebook's `_seed_example()`."""
+    rng = np.random.RandomState(1)
+    X = rng.randn(SEED_N, SEED_D_MODEL)
+    weights = tuple(rng.randn(SEED_D_MODEL, SEED_D_MODEL) * 0.5 for _ in range(4))
+    return (X, *weights)
+
+
+def ch3_seed_examples() -> dict[str, SeedExample]:
+    """What 3장's visible cells run, per function, and how the page labels the results."""
+    X, W_Q, W_K, W_V, W_O = seed_arrays()
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    Qh, Kh, Vh = (ref.split_heads(M, SEED_H) for M in (Q, K, V))
+    scores = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(SEED_D_MODEL // SEED_H)
+    words = SEED_WORDS
+    weights = Table("weights", words, words, weights=True)
+    label = "씨앗 예제"
+    return {
+        "softmax": SeedExample(
+            Case(label, (scores,), ("x",)), (Table("softmax(scores)", words, words, weights=True),)
+        ),
+        "split_heads": SeedExample(
+            Case(label, (Q, SEED_H), ("M", "h")),
+            (Table("split_heads(Q, 2)", words, flow=SEED_FLOW, step=1),),
+        ),
+        "scaled_dot_product_attention": SeedExample(
+            Case(label, (Qh, Kh, Vh), ("Q", "K", "V")), (Table("output", words), weights)
+        ),
+        "merge_heads": SeedExample(
+            Case(label, (Qh,), ("heads_out",)),
+            (Table("merge_heads(heads_out)", words, flow=SEED_FLOW, step=2),),
+        ),
+        "multi_head_attention": SeedExample(
+            Case(label, (X, W_Q, W_K, W_V, W_O, SEED_H), ("X", "W_Q", "W_K", "W_V", "W_O", "h")),
+            (Table("output", words, flow=SEED_FLOW, step=2), weights),
+        ),
+    }

@@ -91,7 +91,8 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
 
     # The page opens with the Korean summary: per function its points and first diagnosis.
     start = html.index('<div class="course-summary"')
-    summary = html[start : html.index("</div>", start)]
+    # The summary's table ends where its attempt data begins (pictures nest divs in it).
+    summary = html[start : html.index(f'id="{feedback.ATTEMPT_ID}"', start)]
     assert start < html.index("3장 실습 3"), "the summary is not the first thing on the page"
     for function in contract_functions(ASSIGNMENT):
         assert f"<code>{function}</code>" in summary or f">{function}</a>" in summary

@@ -34,6 +34,7 @@ ASSIGNMENT = "ch3_multihead"
 STUDENT = "learner-03"
 NOTEBOOK = f"{ASSIGNMENT}/multihead.ipynb"
 MISTAKE = "reshape_without_transpose"
+WORDS = ["나는", "학교에", "버스로", "갔다"]
 # A learner's error message that is HTML: the panel must show it as text.
 HOSTILE_MERGE = (
     "def merge_heads(heads_out):\n"
@@ -233,6 +234,17 @@ def test_the_button_submits_and_the_panel_shows_the_graded_attempt(
         split = panel.locator(".ck-function.ck-failed", has_text="split_heads")
         points = split.locator(".ck-points").inner_text()
         assert re.fullmatch(r"0 / [1-9]\d*", points), split.inner_text()  # none of its points
+        # The page's example as the feedback page draws it (src/pictures.ts, from its data):
+        # both heads, expected beside received, the words as labels, moved cells marked.
+        drawn = split.locator(".ck-picture")
+        drawn.locator(".ck-pair").first.scroll_into_view_if_needed()
+        drawn.locator(".ck-pair").first.screenshot(path=str(SCREENSHOTS / "03-picture.png"))
+        assert "낱말과 head 가 뒤섞였습니다" in drawn.locator(".ck-caption").inner_text()
+        tables = drawn.locator("table.ck-heat")
+        assert tables.count() == 4
+        for i in range(4):
+            assert tables.nth(i).locator("th[scope=row]").all_inner_texts() == WORDS
+        assert drawn.locator("td.ck-off").count() == 4 * 12  # all but head 0's first word
         # The learner's HTML in an error message is text in the panel, and ran nothing.
         merge = panel.locator(".ck-function.ck-failed", has_text="merge_heads").inner_text()
         assert "<img src=x" in merge and "<b>bold</b>" in merge, merge

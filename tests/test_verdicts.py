@@ -112,10 +112,14 @@ def test_a_version_1_record_is_read_without_a_probe():
     with pytest.raises(CheckFailedError) as failure:
         checks.run("split_heads_random_shapes", lambda M, h: M)
     record = failure.value.verdict.to_record()
-    assert record["version"] == 2 and record["probe"]["agrees"] is False
-    old = {k: v for k, v in record.items() if k != "probe"} | {"version": 1}
+    assert record["version"] == 3 and record["probe"]["agrees"] is False
+    assert record["picture"]["kind"] == "flow"  # (4, 8) came back where (2, 4, 4) was due
+    old = {k: v for k, v in record.items() if k not in ("probe", "picture")} | {"version": 1}
     read = data.failure_of("split_heads_random_shapes", 0, 1, "", old)
     assert read.function == "split_heads" and read.probe is None
+    assert Verdict.from_record(old).picture is None
+    two = {k: v for k, v in record.items() if k != "picture"} | {"version": 2}
+    assert Verdict.from_record(two).picture is None and Verdict.from_record(two).probe
     assert data.failure_of("split_heads_random_shapes", 0, 1, "", record).probe == record["probe"]
 
 

@@ -45,6 +45,7 @@ from .core import (
     quiet_numpy,
     with_helpers,
 )
+from .picture import SeedExample, seed_picture
 from .probe import PROBE_CASES, result_record, undefined_record
 from .verdict import MISMATCH, MODIFIED_INPUT, NOT_CALLABLE, RAISED, CheckFailedError, Verdict
 
@@ -94,6 +95,7 @@ class HiddenChecks:
         checks: Sequence[HiddenCheck],
         reads_globals_title: str | None = None,
         hints: Mapping[str, Sequence[str]] | None = None,
+        seed_examples: dict[str, SeedExample | tuple[SeedExample, ...]] | None = None,
     ):
         self.assignment = assignment
         self.reference = reference
@@ -101,6 +103,8 @@ class HiddenChecks:
         # one of them instead of its arguments is right on the notebook's example only.
         self.notebook_globals = frozenset(notebook_globals)
         self.reads_globals_title = reads_globals_title
+        # function -> the page's seeded examples its visible cells run, drawn when it fails
+        self.seed_examples = dict(seed_examples or {})
         self._checks = {c.grade_id: c for c in checks}
         if len(self._checks) != len(checks):
             raise ValueError(f"{assignment}: two hidden checks share a grade_id")
@@ -145,6 +149,7 @@ class HiddenChecks:
         if outcome.passed:
             return
         own = outcome  # the learner's function with its own helpers: what the probe shows
+        drawn = fn  # what the picture of the seeded example shows
         if declared.helpers:
             helpers = {name: self.reference_for(name) for name in declared.helpers}
             rebound = with_helpers(fn, helpers)
@@ -159,12 +164,22 @@ class HiddenChecks:
                         note.format(function=declared.function, helpers=", ".join(declared.helpers))
                     )
                     return
-                outcome = isolated
+                outcome, drawn = isolated, rebound
         evidence, mismatch = outcome.failures[0]
         probe = self.probe_record(declared.function, fn, own)
-        raise CheckFailedError(
-            self.failure_verdict(declared, evidence, mismatch, len(outcome.failures), probe)
-        )
+        verdict = self.failure_verdict(declared, evidence, mismatch, len(outcome.failures), probe)
+        picture = self.seed_picture(declared.function, drawn)
+        if picture is not None:
+            verdict = dataclasses.replace(verdict, picture=picture)
+        raise CheckFailedError(verdict)
+
+    def seed_picture(self, function: str, fn: Callable) -> dict | None:
+        """The picture of `fn` on the function's seeded example (coursekit.checks.picture),
+        or None: no seeded example, or `fn` is right there (only hidden cases fail: text)."""
+        example = self.seed_examples.get(function)
+        if example is None:
+            return None
+        return seed_picture(example, fn, self.reference_for(function))
 
     def probe_record(self, function: str, fn: Callable, outcome: CaseResults) -> dict:
         """What `fn` gave on the function's probe cases (coursekit.checks.probe), for the verdict.

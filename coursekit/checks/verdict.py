@@ -15,8 +15,8 @@ import numpy as np
 
 from coursekit.core.messages import _, ngettext
 
-RECORD_VERSION = 2  # 2 added `probe`
-READABLE_VERSIONS = (1, RECORD_VERSION)  # a version 1 record has no probe
+RECORD_VERSION = 3  # 2 added `probe`, 3 `picture`
+READABLE_VERSIONS = (1, 2, RECORD_VERSION)  # a version 1 record has no probe, 2 no picture
 
 # How the first failing case failed, in the order the check looks.
 NOT_CALLABLE = "not_callable"
@@ -57,7 +57,9 @@ class Verdict:
     the name was not even a function); `error` is `{"type", "message"}` when
     the learner's function raised; `misconception` is `{"key", "title",
     "advice"}` when one explains the evidence; `probe` is what the function
-    gave on its probe cases (coursekit.checks.probe), for the TA report's clusters.
+    gave on its probe cases (coursekit.checks.probe), for the TA report's clusters;
+    `picture` is what it gave on the page's seeded example beside the expected value,
+    as the feedback page draws it (coursekit.checks.picture), or None.
     """
 
     function: str
@@ -75,6 +77,7 @@ class Verdict:
     assignment: str | None = None
     grade_id: str | None = None
     probe: dict | None = None
+    picture: dict | None = None
 
     def __post_init__(self):
         if self.outcome not in OUTCOMES:

@@ -41,7 +41,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from coursekit.checks.verdict import Verdict
 from coursekit.core import cells, templating
 from coursekit.core.messages import _
-from coursekit.learner import diagnosis
+from coursekit.learner import diagnosis, pictures
 
 SUMMARY_ID = "course-summary"
 ATTEMPT_ID = "coursekit-attempt"
@@ -140,6 +140,8 @@ class FunctionRow:
     misconception: str = ""
     verdict: Verdict | None = None  # the first hidden check's record among the failing cells
     hints: tuple[str, ...] = ()  # the hints given so far, when the learner is stuck on it
+    # The function on the page's seeded example, as a hidden check's verdict drew it
+    picture: pictures.Picture | None = None
 
     @property
     def points(self) -> str:
@@ -160,6 +162,7 @@ class FunctionRow:
             "expected": verdict.expected or None if verdict else None,
             "received": verdict.got or None if verdict else None,
             "hints": list(self.hints),
+            "picture": self.picture.data() if self.picture else None,
         }
 
 
@@ -206,6 +209,8 @@ def function_rows(nb) -> list[FunctionRow]:
             row.message = diagnosis.first_line(diagnosis.diagnose(first, functions).message, 300)
             verdicts = [v for cell in failing if (v := stored_verdict(cell)) is not None]
             row.verdict = verdicts[0] if verdicts else None
+            drawn = (pictures.read(v.picture) for v in verdicts if v.picture is not None)
+            row.picture = next((p for p in drawn if p is not None), None)
             # The visible test fails first but says less: the misconception a hidden
             # check named for this function goes under it.
             extra = next((line for v in verdicts if (line := misconception_line(v))), "")
@@ -333,5 +338,5 @@ class FeedbackSummary(NbGraderPreprocessor):
         cell.metadata["coursekit"] = {"role": "feedback-summary"}
         nb.cells.insert(0, cell)
         inlining = resources.setdefault("inlining", {})
-        inlining.setdefault("css", []).append(CSS)
+        inlining.setdefault("css", []).append(CSS + pictures.CSS)
         return nb, resources

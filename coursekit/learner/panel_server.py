@@ -41,6 +41,7 @@ from traitlets.config import Configurable
 
 from coursekit.core import messages
 from coursekit.core.messages import N_, _
+from coursekit.learner import pictures
 from coursekit.learner.feedback import read_attempt
 
 # Words the panel shows, in the course's language (the extension has none of its own).
@@ -89,7 +90,7 @@ class LearnerPanel(Configurable):
 
 
 def words() -> dict[str, str]:
-    return {key: _(text) for key, text in WORDS.items()}
+    return {key: _(text) for key, text in {**WORDS, **pictures.WORDS}.items()}
 
 
 def assignment_of(manager, path: str) -> dict | None:

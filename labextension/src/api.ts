@@ -15,6 +15,29 @@ export interface FunctionRow {
   expected: string | null;
   received: string | null;
   hints?: string[]; // the hints given so far when the learner is stuck on it
+  picture?: Picture | null;
+}
+
+// coursekit.checks.picture's record, as coursekit.learner.pictures checked it.
+export interface PicturePanel {
+  title: string;
+  rows: string[];
+  columns: string[];
+  expected: number[][];
+  got: number[][];
+  outside: number[][];
+  bool: boolean;
+}
+
+export interface Picture {
+  kind: 'tables' | 'flow' | 'omitted';
+  caption: string;
+  caption_key: string;
+  reason?: string;
+  panels?: PicturePanel[];
+  steps?: { label: string; shape: number[] }[];
+  left_at?: number;
+  got_shape?: number[];
 }
 
 export interface AnswerRow {

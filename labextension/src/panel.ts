@@ -3,6 +3,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { Attempt, FunctionRow, Reply, Summary, Words } from './api';
+import { drawPicture } from './pictures';
 
 function element(
   tag: string,
@@ -161,6 +162,7 @@ export class ResultPanel extends Widget {
         element('div', 'ck-fact', `${label}: ${value}`, cell);
       }
     }
+    drawPicture(row.picture, w, cell);
     hintLines(row, this.words, cell);
   }
 
