@@ -33,7 +33,7 @@ from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
 from tornado.web import HTTPError, RequestHandler
 from traitlets import Unicode
 
-from coursekit.core.messages import N_, _
+from coursekit.core.messages import N_, _, language
 from coursekit.hub.settings import HubSettings
 from coursekit.lms import lti, roster
 
@@ -53,7 +53,7 @@ def refusal_page(unknown: bool) -> str:
     )
     title = html.escape(_(PAGE_TITLE))
     return (
-        '<!DOCTYPE html>\n<html lang="ko"><head><meta charset="utf-8">'
+        f'<!DOCTYPE html>\n<html lang="{language()}"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>body{{font-family:sans-serif;max-width:36em;"
         "margin:4em auto;padding:0 1em;line-height:1.6;color:#222}</style></head>"
         f'<body><h1>{title}</h1><p id="refusal">{html.escape(_(message))}</p>'
