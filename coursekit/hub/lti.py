@@ -33,6 +33,7 @@ from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
 from tornado.web import HTTPError, RequestHandler
 from traitlets import Unicode
 
+from coursekit.core import messages
 from coursekit.core.messages import N_, _, language
 from coursekit.hub.settings import HubSettings
 from coursekit.lms import lti, roster
@@ -96,6 +97,7 @@ class CourseLtiAuthenticator(LTI13Authenticator):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.hub = HubSettings.load(self.hub_root)
+        messages.use_course(self.hub.repo)  # the refusal page in the course's language
         folder = Path(self.hub_root) / "lti"
         self.lti_config = lti.LtiConfig.read(folder / lti.CONFIG_FILE)
         self.jwks = lti.tool_jwks((folder / lti.KEY_FILE).read_text())
