@@ -1,6 +1,7 @@
 """`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
 
     python -m coursekit.hub up [--learners N | --roster FILE] [--tas N] [--no-live]
+                          [--lti CONFIG [--roster-from-lms]]
                           [--port P] [--ip IP] [--root DIR] [--course DIR]
     python -m coursekit.hub setup ...   # everything but starting the hub
     python -m coursekit.hub down [--root DIR]
@@ -18,6 +19,10 @@ With `--roster` (coursekit/lms/roster.py: id, name or first/last name, email, LM
 id) the learners are the roster's, named `<prefix><id>`, and the instructor's
 gradebook gets them with their names through `nbgrader db student import`; the
 whole roster is checked before any account is made.
+
+With `--lti CONFIG` (coursekit/hub/lti.py) learners and staff log in by LTI 1.3
+launches from the LMS instead of passwords; `--roster-from-lms` reads the learners
+from the LMS (Names and Role Provisioning) through the same roster checks.
 """
 
 from __future__ import annotations

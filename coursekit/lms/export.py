@@ -3,6 +3,7 @@
     nbgrader export --exporter=coursekit.lms.export.CanvasExport --to exports/canvas.csv
     nbgrader export --exporter=coursekit.lms.export.MoodleExport --to exports/moodle.csv
     python -m coursekit.lms.export --to canvas|moodle [--root DIR]   # make export ARGS=...
+    python -m coursekit.lms.export --to lti [--root DIR]   # posted by LTI AGS (as root)
 
 One row per learner in the gradebook, one column per assignment. A cell is the
 points the learner earned on that assignment: every notebook's auto and manual
@@ -24,6 +25,10 @@ Optionally the Canvas export also sends the points through the Canvas API
 `CanvasExport.canvas_url` and `canvas_course_id` are set and `CANVAS_TOKEN` is
 in the environment (never on the command line). Learners are named by
 `sis_user_id:<LMS id>` (or Canvas's user id with `lms_id_column=ID`).
+
+`--to lti` posts the scores through LTI Assignment and Grade Services instead
+(coursekit.lms.lti.post_grades, with the key `make hub --lti` made): `LtiScores`
+writes them as JSON, run by the course's own account, and root posts them.
 """
 
 from __future__ import annotations
