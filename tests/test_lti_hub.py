@@ -66,6 +66,7 @@ PROFESSOR = Member("u-0001", "이 교수", "prof@example.ac.kr", [INSTRUCTOR])
 LATE = Member("u-9999", "박 지호", "jiho@example.ac.kr", [LEARNER], "2026199")  # joins later
 NOT_ON_ROSTER = "수강생 명단에 없어서"
 BAD_LAUNCH = "제대로 온 요청이 아닙니다"
+OPEN_FROM_LMS = "LMS 의 강의 페이지에서 다시 여세요"
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
@@ -112,6 +113,10 @@ def account(member: Member) -> str:
     return f"{PREFIX}{member.sourcedid}"
 
 
+def hub_log(settings: HubSettings) -> str:
+    return (Path(settings.root) / "jupyterhub.log").read_text(errors="replace")
+
+
 def hub_users(settings: HubSettings) -> set[str]:
     db = sqlite3.connect(f"file:{settings.root}/jupyterhub.sqlite?mode=ro", uri=True)
     try:
@@ -145,6 +150,10 @@ def test_the_roster_came_from_the_lms_and_the_tool_serves_its_key_set(lti_class)
     assert names == {("김", "민준", A.user_id), ("남궁", "서연", B.user_id)}
     # The NRPS token asked for the members' scope only.
     assert lms.token_scopes[0] == [lti.SCOPE_MEMBERSHIP]
+    # The registration Canvas can read asks for the scopes the tool uses, no more.
+    registration = requests.get(f"{settings.url}/hub/lti13/config", timeout=10).json()
+    assert registration["scopes"] == list(lti.SCOPES)
+    assert registration["public_jwk_url"] == f"{settings.url}/hub/lti13/jwks"
     served = requests.get(f"{settings.url}/hub/lti13/jwks", timeout=10).json()
     key = (settings.lti_dir / lti.KEY_FILE).read_text()
     assert served == lti.tool_jwks(key)
@@ -167,6 +176,16 @@ def test_a_launch_logs_in_and_a_replay_of_it_is_refused(lti_class):
     again = finish(replay, action, form)
     assert again.status_code == 403, again.text[:500]
     assert BAD_LAUNCH in again.text
+    assert "nonce used before" in hub_log(settings)  # the hub's own check, not a cookie's
+
+
+def test_the_hub_opened_without_the_lms_says_where_to_open_it(lti_class):
+    _, settings = lti_class
+    login = requests.get(f"{settings.url}/hub/login", timeout=30)
+    assert login.status_code == 200 and "/hub/lti13/oauth_login" in login.text
+    # Its button: the login initiation without the LMS's parameters.
+    page = requests.get(f"{settings.url}/hub/lti13/oauth_login", timeout=30)
+    assert page.status_code == 400 and OPEN_FROM_LMS in page.text, page.text[:500]
 
 
 def test_a_forged_id_token_is_refused(lti_class):
@@ -189,11 +208,12 @@ def test_a_forged_id_token_is_refused(lti_class):
 
 
 def test_a_launch_for_another_deployment_is_refused(lti_class):
-    lms, _settings = lti_class
+    lms, settings = lti_class
     session, action, form = begin(lms, A, deployment=OTHER_DEPLOYMENT)
     answer = finish(session, action, form)
     assert answer.status_code == 403, answer.text[:500]
     assert BAD_LAUNCH in answer.text
+    assert f"deployment '{OTHER_DEPLOYMENT}' refused" in hub_log(settings)
 
 
 def test_a_member_on_no_roster_row_is_refused_and_nothing_is_made(lti_class):

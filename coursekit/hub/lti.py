@@ -28,8 +28,9 @@ import threading
 import time
 from pathlib import Path
 
+from jupyterhub.handlers import BaseHandler
 from ltiauthenticator.lti13.auth import LTI13Authenticator
-from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
+from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
 from tornado.web import HTTPError, RequestHandler
 from traitlets import Unicode
 
@@ -62,6 +63,28 @@ def refusal_page(unknown: bool) -> str:
     )
 
 
+def refuse(handler: RequestHandler, error: HTTPError, unknown: bool = False) -> None:
+    """The library's refusal as the plain page, its status kept."""
+    handler.log.warning("LTI launch refused (%s): %s", error.status_code, error.log_message)
+    handler.clear()
+    handler.set_status(error.status_code)
+    handler.set_header("Content-Type", "text/html; charset=utf-8")
+    handler.finish(refusal_page(unknown))
+
+
+class LoginInitHandler(LTI13LoginInitHandler):
+    """The OIDC login initiation; opened without the LMS (the login page's button, a
+    bookmark), the page says to open the course from the LMS."""
+
+    def post(self):
+        try:
+            super().post()
+        except HTTPError as error:
+            refuse(self, error)
+
+    get = post
+
+
 class CallbackHandler(LTI13CallbackHandler):
     """The library's launch, its refusals as a plain page (the status kept)."""
 
@@ -70,11 +93,7 @@ class CallbackHandler(LTI13CallbackHandler):
         try:
             await super().post()
         except HTTPError as error:
-            self.log.warning("LTI launch refused (%s): %s", error.status_code, error.log_message)
-            self.clear()
-            self.set_status(error.status_code)
-            self.set_header("Content-Type", "text/html; charset=utf-8")
-            self.finish(refusal_page(self.refused_unknown))
+            refuse(self, error, self.refused_unknown)
 
 
 class JwksHandler(RequestHandler):
@@ -88,11 +107,50 @@ class JwksHandler(RequestHandler):
         self.finish(json.dumps(self.jwks))
 
 
+class ConfigHandler(BaseHandler):
+    """The tool's registration as Canvas reads it (*Developer Keys → Enter URL*), asking
+    for the scopes the tool uses and no other (the library's own lists Canvas's data
+    services too)."""
+
+    def get(self):
+        hub = self.authenticator.hub
+        found = urls(hub)
+        target = found["target link URI (learners: JupyterLab)"]
+        config = {
+            "title": self.authenticator.tool_name,
+            "description": self.authenticator.tool_description,
+            "oidc_initiation_url": found["OIDC login initiation URL"],
+            "target_link_uri": target,
+            "public_jwk_url": found["public JWK set URL"],
+            "scopes": list(lti.SCOPES),
+            "custom_fields": {"email": "$Person.email.primary"},
+            "extensions": [
+                {
+                    "platform": "canvas.instructure.com",
+                    "privacy_level": "public",
+                    "settings": {
+                        "placements": [
+                            {
+                                "placement": "course_navigation",
+                                "message_type": "LtiResourceLinkRequest",
+                                "target_link_uri": target,
+                            }
+                        ]
+                    },
+                }
+            ],
+        }
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(config))
+
+
 class CourseLtiAuthenticator(LTI13Authenticator):
     """LTI13Authenticator for a hub class (`hub_root`: its hub.json and lti/ folder)."""
 
     hub_root = Unicode(config=True, help="the hub's state folder (hub.json, lti/)")
+    login_handler = LoginInitHandler
     callback_handler = CallbackHandler
+    config_handler = ConfigHandler
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
