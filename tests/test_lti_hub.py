@@ -415,3 +415,11 @@ def test_a_bad_member_stops_make_hub_roster_from_lms(tmp_path):
     assert "LMS member u-bad" in result.stderr
     assert not accounts.exists(f"tpb-{A.sourcedid}")
     assert not (root / "hub.json").exists()
+    # --lti without a roster: no launch could log in, so make hub says so and stops.
+    bare = subprocess.run(
+        [sys.executable, "-m", "coursekit.hub", "setup", "--root", str(root),
+         "--port", str(tool_port), "--prefix", "tpb-", "--lti", str(config)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bare.returncode == 2 and "--lti needs --roster FILE or --roster-from-lms" in bare.stderr
+    assert not (root / "hub.json").exists()

@@ -108,6 +108,10 @@ def main(argv=None) -> int:
         parser.error("--roster-from-lms needs --lti CONFIG")
     if args.roster_from_lms and args.roster:
         parser.error("--roster-from-lms or --roster, not both")
+    if args.lti and not (args.roster or args.roster_from_lms):
+        parser.error(
+            "--lti needs --roster FILE or --roster-from-lms: a launch logs into its roster row"
+        )
     learners = []
     if args.roster_from_lms:  # the same checks as a CSV's, before anything is made
         probe = HubSettings(root=str(Path(args.root).resolve()), ip=args.ip, port=args.port,
