@@ -66,6 +66,9 @@ def test_who_a_launch_logs_in_as():
     staffed = lti.LtiConfig.from_dict({**CONFIG, "staff": {"t": "tp-ta01", "p": "tp-instructor"}})
     args = (staffed, LEARNERS, "tp-", "tp-instructor", ["tp-ta01"])
     assert lti.account_for(token("t", [TA]), *args) == "tp-ta01"
+    by_email = lti.LtiConfig.from_dict({**CONFIG, "staff": {"TA@Example.ac.kr": "tp-ta01"}})
+    by_email_args = (by_email, LEARNERS, "tp-", "tp-instructor", ["tp-ta01"])
+    assert lti.account_for(token("z", [TA], "ta@example.ac.kr"), *by_email_args) == "tp-ta01"
     assert lti.account_for(token("p", [INSTRUCTOR]), *args) == "tp-instructor"
     # With a staff list, an instructor not on it is refused; a mapping to a learner's
     # account is never followed.

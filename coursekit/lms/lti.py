@@ -195,7 +195,8 @@ def account_for(
     ids, email = launch_ids(id_token)
     role = role_of(id_token)
     if role in ("instructor", "ta"):
-        mapped = next((config.staff[k] for k in [*ids, email] if k and k in config.staff), None)
+        staff = {(k.lower() if "@" in k else k): v for k, v in config.staff.items()}
+        mapped = next((staff[k] for k in [*ids, email] if k and k in staff), None)
         if mapped in {instructor, *tas}:
             return mapped
         return instructor if role == "instructor" and not config.staff else None
