@@ -70,6 +70,10 @@ OPEN_FROM_LMS = "LMS 의 강의 페이지에서 다시 여세요"
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
+    # One hub at a time: each hub gives the repo's references to its own instructors'
+    # group (coursekit/hub/access.py) and puts the modes back when it stops, so this
+    # module runs on the worker of tests/test_hub_browser.py, after it, never beside it.
+    pytest.mark.xdist_group("test_hub_browser"),
     pytest.mark.class_graded,
     pytest.mark.cluster,
     pytest.mark.hub,
