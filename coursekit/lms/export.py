@@ -367,7 +367,8 @@ def post_to_lti(args, nbgrader_args: list[str]) -> int:
         key = (folder / lti.KEY_FILE).read_text()
     except (lti.LtiError, OSError) as error:
         print(
-            f"make export --to lti: {error} (make hub --lti CONFIG makes the folder)",
+            f"make export --to lti: {error} (run it as root, who reads the tool's key; "
+            "make hub --lti CONFIG makes the folder)",
             file=sys.stderr,
         )
         return 2
