@@ -45,7 +45,7 @@ from coursekit.lms import lti
 from tests.support import hub_pages as ui
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.hub_answers import answered_cells
-from tests.support.hub_class import everyone, free_ports, running_hub
+from tests.support.hub_class import everyone, free_ports, one_class_at_a_time, running_hub
 from tests.support.lti_platform import (
     INSTRUCTOR,
     LEARNER,
@@ -70,9 +70,8 @@ OPEN_FROM_LMS = "LMS 의 강의 페이지에서 다시 여세요"
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="the hub creates Linux accounts: root"),
-    # One hub at a time: each hub gives the repo's references to its own instructors'
-    # group (coursekit/hub/access.py) and puts the modes back when it stops, so this
-    # module runs on the worker of tests/test_hub_browser.py, after it, never beside it.
+    # One hub class at a time (hub_class.one_class_at_a_time): on the worker of
+    # tests/test_hub_browser.py, after it, rather than waiting for its lock on the other.
     pytest.mark.xdist_group("test_hub_browser"),
     pytest.mark.class_graded,
     pytest.mark.cluster,
@@ -98,19 +97,20 @@ def lti_class():
             root=root, port=tool_port, prefix=PREFIX, learners=len(learners),
             roster=learners, lti=config, live=False,
         )  # fmt: skip
-        for user in everyone(settings):
-            accounts.remove_account(user)
         log = Path(root) / "jupyterhub.log"
-        try:
-            with running_hub(settings, log):
-                assert key.read_bytes() == made, "the tool's key is made once"
-                yield lms, settings
-        finally:
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            if log.exists():
-                shutil.copy(log, SHOTS.parent / "lti-jupyterhub.log")
-            trial_class.down(settings)
-            assert not Path(root).exists()
+        with one_class_at_a_time():  # no other hub class of this machine changes the modes
+            for user in everyone(settings):
+                accounts.remove_account(user)
+            try:
+                with running_hub(settings, log):
+                    assert key.read_bytes() == made, "the tool's key is made once"
+                    yield lms, settings
+            finally:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                if log.exists():
+                    shutil.copy(log, SHOTS.parent / "lti-jupyterhub.log")
+                trial_class.down(settings)
+                assert not Path(root).exists()
 
 
 def account(member: Member) -> str:
