@@ -136,7 +136,7 @@ report: venv  ## the TA report (runs no learner code): a terminal table, reports
 
 # The LMS's own CSV import format, through nbgrader export's plugin (coursekit/lms/export.py).
 .PHONY: export
-export: venv  ## grades for Canvas or Moodle's CSV import: exports/<lms>_grades.csv (ARGS="--to canvas|moodle")
+export: venv  ## grades for Canvas or Moodle: exports/<lms>_grades.csv, or posted by LTI (ARGS="--to canvas|moodle|lti")
 	$(BIN)/coursekit export $(ARGS)
 
 # Learner code only ever runs inside a bubblewrap sandbox (coursekit/sandbox/).

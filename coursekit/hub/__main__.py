@@ -1,6 +1,7 @@
 """`python -m coursekit.hub` (`make hub`): set up a trial class and run its JupyterHub.
 
     python -m coursekit.hub up [--learners N | --roster FILE] [--tas N] [--no-live]
+                          [--lti CONFIG [--roster-from-lms]]
                           [--port P] [--ip IP] [--root DIR] [--course DIR]
     python -m coursekit.hub setup ...   # everything but starting the hub
     python -m coursekit.hub down [--root DIR]
@@ -18,6 +19,10 @@ With `--roster` (coursekit/lms/roster.py: id, name or first/last name, email, LM
 id) the learners are the roster's, named `<prefix><id>`, and the instructor's
 gradebook gets them with their names through `nbgrader db student import`; the
 whole roster is checked before any account is made.
+
+With `--lti CONFIG` (coursekit/hub/lti.py) learners and staff log in by LTI 1.3
+launches from the LMS instead of passwords; `--roster-from-lms` reads the learners
+from the LMS (Names and Role Provisioning) through the same roster checks.
 """
 
 from __future__ import annotations
@@ -31,9 +36,10 @@ from pathlib import Path
 
 from coursekit.core.course import add_root_argument
 from coursekit.hub import board_service
+from coursekit.hub import lti as hub_lti
 from coursekit.hub.settings import SETTINGS_FILE, HubSettings, default_root
 from coursekit.hub.trial_class import down, hub_command, setup
-from coursekit.lms import roster
+from coursekit.lms import lti, roster
 
 
 def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
@@ -44,6 +50,10 @@ def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
         role = "TA (the live board)" if user in settings.ta_names else role
         print(f"  {user:24} {password:20} {role}")
     print(f"instructor's course: {settings.course_root}; exchange: {settings.exchange}")
+    if settings.lti:
+        print("LTI 1.3 (learners and staff arrive from the LMS; the passwords are not needed):")
+        for what, url in hub_lti.urls(settings).items():
+            print(f"  {what:42} {url}")
     if settings.live:
         print(f"TA live board: {settings.url}/services/{board_service.SERVICE}/")
     print()
@@ -56,6 +66,14 @@ def main(argv=None) -> int:
     add_root_argument(parser, "--course")
     parser.add_argument("--learners", type=int, default=2, help="numbered learners (no roster)")
     parser.add_argument("--roster", type=Path, help="roster CSV: id, name, email, lms_id")
+    parser.add_argument(
+        "--lti", type=Path, metavar="CONFIG", help="LTI 1.3: the LMS's registration (JSON)"
+    )
+    parser.add_argument(
+        "--roster-from-lms",
+        action="store_true",
+        help="the learners from the LMS (Names and Role Provisioning; needs --lti)",
+    )
     parser.add_argument("--tas", type=int, default=0, help="TA accounts (they open the board)")
     parser.add_argument(
         "--no-live",
@@ -80,7 +98,29 @@ def main(argv=None) -> int:
         if settings_file.exists():
             down(HubSettings.load(args.root))
         return 0
+    lti_config = {}
+    if args.lti:
+        try:
+            lti_config = lti.LtiConfig.read(args.lti).to_dict()
+        except lti.LtiError as error:
+            parser.exit(2, f"{error}\n")
+    if args.roster_from_lms and not args.lti:
+        parser.error("--roster-from-lms needs --lti CONFIG")
+    if args.roster_from_lms and args.roster:
+        parser.error("--roster-from-lms or --roster, not both")
+    if args.lti and not (args.roster or args.roster_from_lms):
+        parser.error(
+            "--lti needs --roster FILE or --roster-from-lms: a launch logs into its roster row"
+        )
     learners = []
+    if args.roster_from_lms:  # the same checks as a CSV's, before anything is made
+        probe = HubSettings(root=str(Path(args.root).resolve()), ip=args.ip, port=args.port,
+                            prefix=args.prefix, repo=str(args.course), lti=lti_config)  # fmt: skip
+        try:
+            learners = [asdict(one) for one in hub_lti.roster_from_lms(probe)]
+        except (roster.RosterError, lti.LtiError) as error:
+            parser.exit(2, f"{error}\n")
+        print(f"roster: {len(learners)} learners from the LMS")
     if args.roster:  # checked whole before anything is made
         try:
             learners = [asdict(one) for one in roster.read(args.roster, args.prefix)]
@@ -97,6 +137,7 @@ def main(argv=None) -> int:
         repo=str(args.course),
         roster=learners,
         learner_locale=args.learner_language,
+        lti=lti_config,
     )
     passwords = setup(settings)
     print_accounts(settings, passwords)

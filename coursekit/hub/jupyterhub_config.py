@@ -33,6 +33,16 @@ c.PAMAuthenticator.open_sessions = False  # no login session bookkeeping (contai
 c.Authenticator.allowed_users = {hub.instructor, *hub.learner_names, *hub.ta_names}
 c.Authenticator.admin_users = {hub.instructor}
 
+# `--lti CONFIG`: LTI 1.3 launches from the LMS instead of passwords (coursekit/hub/lti.py).
+if hub.lti:
+    c.JupyterHub.authenticator_class = "coursekit.hub.lti.CourseLtiAuthenticator"
+    c.CourseLtiAuthenticator.hub_root = hub.root
+    c.LTI13Authenticator.issuer = hub.lti["issuer"]
+    c.LTI13Authenticator.client_id = {hub.lti["client_id"]}
+    c.LTI13Authenticator.authorize_url = hub.lti["auth_login_url"]
+    c.LTI13Authenticator.jwks_endpoint = hub.lti["key_set_url"]
+    c.LTI13Authenticator.tool_name = hub.course_id
+
 # Each account's JupyterLab runs as that account, from the course environment.
 c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [str(Path(hub.venv) / "bin" / "jupyterhub-singleuser")]

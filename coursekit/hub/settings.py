@@ -37,6 +37,9 @@ class HubSettings:
     # The roster's learners (coursekit.lms.roster.Learner fields); empty: numbered accounts.
     roster: list[dict] = field(default_factory=list)
     learner_locale: str = "ko_KR"  # learners' JupyterLab language ("" keeps English)
+    # `--lti CONFIG`: the LMS's registration (coursekit.lms.lti.LtiConfig fields); the hub
+    # then logs in by LTI 1.3 launches instead of passwords (coursekit/hub/lti.py).
+    lti: dict = field(default_factory=dict)
     # From the course's config when not given: the instructor's copy of the course is
     # ~/<course_id>, and every account's server runs in the course's time zone.
     course_id: str = ""
@@ -93,6 +96,11 @@ class HubSettings:
     @property
     def url(self) -> str:
         return f"http://{self.ip}:{self.port}"
+
+    @property
+    def lti_dir(self) -> Path:
+        """The LTI config, the tool's key pair and the grades posted (root only)."""
+        return Path(self.root) / "lti"
 
     def save(self) -> None:
         path = Path(self.root) / SETTINGS_FILE

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from coursekit.hub import access, accounts, files
+from coursekit.hub import access, accounts, files, lti
 from coursekit.hub.settings import SETTINGS_FILE, HubSettings
 from coursekit.lms import roster
 
@@ -60,6 +60,8 @@ def setup(settings: HubSettings) -> dict[str, str]:
     access.make_exchange(settings)
     files.write_class_config(settings)
     files.write_instructor_files(settings)
+    if settings.lti:
+        lti.install(settings)
     settings.save()
     if settings.roster:
         import_roster(settings)

@@ -3,6 +3,7 @@
     nbgrader export --exporter=coursekit.lms.export.CanvasExport --to exports/canvas.csv
     nbgrader export --exporter=coursekit.lms.export.MoodleExport --to exports/moodle.csv
     python -m coursekit.lms.export --to canvas|moodle [--root DIR]   # make export ARGS=...
+    python -m coursekit.lms.export --to lti [--root DIR]   # posted by LTI AGS (as root)
 
 One row per learner in the gradebook, one column per assignment. A cell is the
 points the learner earned on that assignment: every notebook's auto and manual
@@ -24,12 +25,17 @@ Optionally the Canvas export also sends the points through the Canvas API
 `CanvasExport.canvas_url` and `canvas_course_id` are set and `CANVAS_TOKEN` is
 in the environment (never on the command line). Learners are named by
 `sis_user_id:<LMS id>` (or Canvas's user id with `lms_id_column=ID`).
+
+`--to lti` posts the scores through LTI Assignment and Grade Services instead
+(coursekit.lms.lti.post_grades, with the key `make hub --lti` made): `LtiScores`
+writes them as JSON, run by the course's own account, and root posts them.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -271,16 +277,60 @@ class MoodleExport(LmsExport):
             ]
 
 
+class LtiScores(LmsExport):
+    """The scores `make export ARGS="--to lti"` posts, as JSON (coursekit.lms.lti.Score):
+    per learner and assignment the points, the maximum, and where grading stands."""
+
+    lms = "LTI"
+    default_file = "lti_scores.json"
+    identifier_help = "LMS id"
+
+    def unmatched(self, rows):
+        return []  # posted one by one: a learner without an LMS id is listed, not fatal
+
+    def write(self, gradebook: Gradebook) -> Path:
+        from coursekit.lms.lti import Score, progress
+
+        dest = Path(self.to or self.default_file)
+        assignments = self.assignments_of(gradebook)
+        rows = class_rows(gradebook, [n for n, _ in assignments], [str(s) for s in self.student])
+        scores = []
+        for row in rows:
+            for name, maximum in assignments:
+                submitted = name not in row.missing
+                activity, grading = progress(submitted, name in row.ungraded)
+                scores.append(Score(name, row.student, row.lms_user_id,
+                                    row.points[name] if submitted else None, maximum,
+                                    activity, grading))  # fmt: skip
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps([vars(s) for s in scores], indent=1), encoding="utf-8")
+        self.log.info("LTI: %d scores -> %s", len(scores), dest)
+        return dest
+
+
 EXPORTERS = {"canvas": CanvasExport, "moodle": MoodleExport}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="make export", description=__doc__.splitlines()[0])
-    parser.add_argument("--to", choices=sorted(EXPORTERS), required=True, help="the LMS")
+    parser.add_argument(
+        "--to", choices=[*sorted(EXPORTERS), "lti"], required=True,
+        help="the LMS (lti: post through LTI Assignment and Grade Services)",
+    )  # fmt: skip
     add_root_argument(parser)
     parser.add_argument("--out", type=Path, help="the file (default exports/<lms>_grades.csv)")
+    parser.add_argument(
+        "--lti-dir", type=Path,
+        help="--to lti: the hub's lti/ folder (config, tool key; default /srv/<course id>-hub/lti)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--retry-delays", default="1,2,4,8",
+        help="--to lti: seconds between tries while the LMS is down (default 1,2,4,8)",
+    )  # fmt: skip
     # Anything else (--CanvasExport.section=..., --assignment=...) goes to nbgrader export.
     args, nbgrader_args = parser.parse_known_args(argv)
+    if args.to == "lti":
+        return post_to_lti(args, nbgrader_args)
     plugin = EXPORTERS[args.to]
     out = (args.out or Path("exports") / plugin.default_file).absolute()
     result = nbgrader(
@@ -299,3 +349,60 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def post_to_lti(args, nbgrader_args: list[str]) -> int:
+    """`--to lti`: the gradebook's scores (read by the course's own account: root never
+    opens its gradebook), then posted with the hub's tool key (readable by root only)."""
+    import pwd
+    import subprocess
+
+    from coursekit.core.course import Course
+    from coursekit.lms import lti
+
+    root = Path(args.root)
+    folder = args.lti_dir or Path(f"/srv/{Course(root).course_id}-hub") / "lti"
+    try:
+        config = lti.LtiConfig.read(folder / lti.CONFIG_FILE)
+        key = (folder / lti.KEY_FILE).read_text()
+    except (lti.LtiError, OSError) as error:
+        print(
+            f"make export --to lti: {error} (run it as root, who reads the tool's key; "
+            "make hub --lti CONFIG makes the folder)",
+            file=sys.stderr,
+        )
+        return 2
+    out = root / "exports" / LtiScores.default_file
+    command = [sys.executable, "-m", "nbgrader", "export",
+               f"--exporter=coursekit.lms.export.{LtiScores.__name__}", f"--to={out}",
+               *nbgrader_args]  # fmt: skip
+    owner = pwd.getpwuid(root.stat().st_uid)
+    if os.geteuid() == 0 and owner.pw_uid != 0:
+        command = ["runuser", "-u", owner.pw_name, "--", "env", f"HOME={owner.pw_dir}", *command]
+    from coursekit.core.environment import venv_environment
+
+    result = subprocess.run(
+        command, cwd=root, env=venv_environment(), capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr)
+        return result.returncode
+    scores = [lti.Score(**one) for one in json.loads(out.read_text(encoding="utf-8"))]
+    delays = [float(d) for d in args.retry_delays.split(",") if d.strip()]
+    conn = lti.connector(config, key)
+    try:
+        done = lti.post_grades(conn, config, scores, folder / lti.POSTED_FILE, delays)
+    except lti.LtiError as error:
+        print(f"make export --to lti: {error}", file=sys.stderr)
+        return 2
+    print(
+        f"LTI: {len(done.posted)} scores posted, {len(done.unchanged)} unchanged since the last "
+        f"run, {len(done.lineitems_made)} line items made ({', '.join(done.lineitems_made) or '-'})"
+    )
+    if done.failed:
+        print(f"LTI: {len(done.failed)} not posted (run make export again once the LMS answers):")
+        for what, why in done.failed:
+            name = what if isinstance(what, str) else f"{what.assignment} {what.student}"
+            print(f"  {name}: {why}")
+        return 1
+    return 0
