@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from coursekit.core.environment import use_environment_bin
 from tests.support import session_cache
 from tests.support.demo_class import DemoRun, shared_demo_run
 
@@ -114,6 +115,9 @@ class DurationRecorder:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # What the suite runs by name (nbgrader's alembic, kernels' python) comes from .venv,
+    # as under make, when pytest is started by hand too.
+    use_environment_bin()
     # On the controller (or a run without xdist), which gets every worker's reports.
     if config.getoption("--record-durations") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(DurationRecorder(), "duration-recorder")
