@@ -300,6 +300,9 @@ def summary_html(nb, resources) -> str:
     )
 
 
+READ_CHUNK = 16384  # characters parsed before looking whether the summary was found
+
+
 class _FirstAttempt(HTMLParser):
     """Finds the first element with id ATTEMPT_ID and keeps its data-attempt."""
 
@@ -318,7 +321,10 @@ def read_attempt(page: str) -> dict | None:
     which comes before anything of the learner's), or None when it has none or it is
     not this schema's."""
     finder = _FirstAttempt()
-    finder.feed(page)
+    for start in range(0, len(page), READ_CHUNK):  # stop at the summary: the rest is long
+        finder.feed(page[start : start + READ_CHUNK])
+        if finder.found is not None:
+            break
     if not finder.found:
         return None
     try:

@@ -28,8 +28,10 @@ a class of waiting panels does not run nbgrader's fetch several times a second e
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import stat
 import time
 
 from jupyter_server.base.handlers import APIHandler
@@ -78,6 +80,7 @@ WORDS = {
 PAGE_LIMIT = 8 * 1024 * 1024  # bytes of a feedback page read for its summary
 LONGEST_WAIT = 20.0  # seconds an attempts request may be held open (a proxy's patience)
 NOTICE_PERIOD = 0.05  # seconds between a held request's looks at the feedback folder
+PAGES_KEPT = 256  # parsed feedback pages a learner's server keeps (one per attempt)
 
 
 class LearnerPanel(Configurable):
@@ -134,12 +137,31 @@ def answered(reply: dict, count: int) -> bool:
 
 
 def read_page(root: str, page: str) -> dict | None:
-    """The attempt data of a fetched feedback page inside the learner's root, or None."""
+    """The attempt data of a fetched feedback page inside the learner's root, or None.
+    Read for shared use: callers only put it in a reply."""
     full = os.path.realpath(os.path.join(root, page))
-    if not full.startswith(os.path.realpath(root) + os.sep) or not os.path.isfile(full):
+    if not full.startswith(os.path.realpath(root) + os.sep):
         return None
-    with open(full, "rb") as handle:
-        text = handle.read(PAGE_LIMIT + 1)
+    try:
+        found = os.stat(full)
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    return _page_attempt(full, found.st_ino, found.st_mtime_ns, found.st_size)
+
+
+# Each reply lists every attempt's page, and a held request replies again at each release:
+# parsed once per version of a page (the stat is the key; a page rewritten is read anew).
+@functools.lru_cache(maxsize=PAGES_KEPT)
+def _page_attempt(full: str, _inode: int, _mtime_ns: int, size: int) -> dict | None:
+    if size > PAGE_LIMIT:
+        return None
+    try:
+        with open(full, "rb") as handle:
+            text = handle.read(PAGE_LIMIT + 1)
+    except OSError:
+        return None
     if len(text) > PAGE_LIMIT:
         return None
     return read_attempt(text.decode("utf-8", errors="replace"))
