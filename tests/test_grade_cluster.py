@@ -516,6 +516,7 @@ class RecordEventLoops(WorkerPlugin):
         self.path = str(path)
 
     def setup(self, worker):
+        import contextlib
         import json
 
         from jupyter_core.utils import ensure_event_loop
@@ -528,10 +529,9 @@ class RecordEventLoops(WorkerPlugin):
             result = original(plugin, *args, **kwargs)
             kinds = []
             for fd in os.listdir("/proc/self/fd"):
-                try:
+                # the listing's own descriptor is closed by now
+                with contextlib.suppress(OSError):
                     kinds.append(os.readlink(f"/proc/self/fd/{fd}"))
-                except OSError:  # the listing's own descriptor, closed by now
-                    pass
             seen = {
                 "loop": id(ensure_event_loop()),
                 "epolls": kinds.count("anon_inode:[eventpoll]"),
