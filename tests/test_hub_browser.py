@@ -545,6 +545,16 @@ def test_the_live_workshop_on_the_hub(hub):
             stuck = section.locator(".stuck")
             stuck_shows(board, learner_a, True)
             assert "split_heads" in stuck.inner_text()
+            # Failed twice in a row (c.LiveGrading.hint_after, 2): A's panel shows the
+            # first hint, and the board says which hint A has seen.
+            checks = importlib.import_module(f"grader_tests.{LIVE_ASSIGNMENT}").CHECKS
+            first_hint = checks.hints_for("split_heads")[0]
+            hints = a.locator(f"{PANEL} .ck-last .ck-hint").all_inner_texts()
+            assert len(hints) == 1 and hints[0].startswith("힌트 1") and first_hint in hints[0]
+            a_split = stuck.locator("tr", has_text=learner_a).filter(has_text="split_heads")
+            seen_hint = a_split.locator("td.hint").inner_text()
+            assert seen_hint.strip() == "힌트 1 까지", seen_hint
+            panel_shots(a, "learner-a-panel-first-hint")
             shots(board, "ta-board-a-stuck", full_page=True)
 
             # A types the fix and submits after the interval: full marks on the page.

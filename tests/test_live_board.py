@@ -130,6 +130,18 @@ def test_stuck_after_three_failures_in_a_row_and_not_after_two():
     assert the_board(broken).stuck == []
 
 
+def test_a_function_left_as_released_is_not_one_a_learner_is_stuck_on():
+    stub = {"softmax": {"error": "NotImplementedError"}}
+    untouched = [attempt("ann", m, fails=["split_heads", "softmax"], **stub) for m in (0, 2, 4)]
+    assert [s.function for s in the_board(untouched).stuck] == ["split_heads"]
+    assert counts(the_board(untouched))["softmax"] == ([], ["ann"])  # it still fails
+    # begun and failing since: its run starts at the first real failure
+    begun = [*untouched, *(attempt("ann", m, fails=["softmax"]) for m in (6, 8))]
+    assert the_board(begun).stuck == []
+    (stuck,) = the_board([*begun, attempt("ann", 10, fails=["softmax"])]).stuck
+    assert (stuck.function, stuck.attempts) == ("softmax", 3)
+
+
 def test_a_fix_moves_a_stuck_learner_to_passing():
     stuck = [attempt("ann", m, fails=["split_heads"]) for m in (0, 2, 4)]
     assert [s.learner for s in the_board(stuck).stuck] == ["ann"]

@@ -9,7 +9,8 @@ source notebook (`staff.report.overview.cell_functions`), passed in by the calle
   graded attempt (a held-back submit is no grade: it changes nothing here);
 - stuck: a learner whose last `LiveBoard.stuck_after` graded attempts in a row
   failed the same function (`c.LiveBoard.stuck_after = 3` in nbgrader_config.py),
-  and which of the function's hints they have seen (coursekit.live.hints);
+  and which of the function's hints they have seen (coursekit.live.hints); a
+  function still as released is not one they are stuck on (`hints.not_started`);
 - misconceptions seen on the last graded attempts, with their learners;
 - unknown mistakes: learners whose function gave the same wrong output on the
   probe and whose check named no misconception (the TA report's grouping rule,
@@ -26,6 +27,7 @@ from traitlets import Integer
 from traitlets.config import Configurable
 
 from coursekit.core.messages import _
+from coursekit.live import hints
 from coursekit.live.attempts import ERROR, GRADED, TOO_MANY, TOO_SOON, Attempt
 from coursekit.staff.report import clusters
 from coursekit.staff.report.data import LearnerResult, failure_of
@@ -134,11 +136,15 @@ def stuck_on(graded: list[Attempt], cell_functions: dict[str, str], after: int) 
     with how many of its hints the last one showed (`Attempt.hints`, coursekit.live.hints)."""
     if not graded:
         return []
+
+    def worked_on(attempt: Attempt) -> list[str]:  # a stub left as released is no one's
+        return [f for f in failing(attempt, cell_functions) if f not in hints.not_started(attempt)]
+
     found = []
-    for function in failing(graded[-1], cell_functions):
+    for function in worked_on(graded[-1]):
         streak = 0
         for attempt in reversed(graded):
-            if function not in failing(attempt, cell_functions):
+            if function not in worked_on(attempt):
                 break
             streak += 1
         if streak >= after:

@@ -35,17 +35,22 @@ def level(streak: int, after: int, available: int) -> int:
     return min(max(streak, 0) // after, available)
 
 
+def _verdicts(attempt: Attempt):
+    for record in attempt.failed.values():
+        if isinstance(record, dict) and record.get("function"):
+            yield str(record["function"]), (record.get("error") or {}).get("type") == STUB_ERROR
+
+
+def not_started(attempt: Attempt) -> set[str]:
+    """The functions an attempt hands in as released (their stub raised): no learner is
+    stuck on them, and no hint counts them (the TA board's rule too)."""
+    return {function for function, stub in _verdicts(attempt) if stub}
+
+
 def failed_functions(attempt: Attempt) -> set[str]:
     """The functions whose hidden checks failed in a graded attempt, by its verdict records
     (a stub left as released is left out)."""
-    found = set()
-    for record in attempt.failed.values():
-        if not isinstance(record, dict) or not record.get("function"):
-            continue
-        if (record.get("error") or {}).get("type") == STUB_ERROR:
-            continue
-        found.add(str(record["function"]))
-    return found
+    return {function for function, stub in _verdicts(attempt) if not stub}
 
 
 def streak(attempts: list[Attempt], function: str) -> int:
