@@ -405,10 +405,12 @@ def post_to_lti(args, nbgrader_args: list[str]) -> int:
         print(f"make export --to lti: {error}", file=sys.stderr)
         return 2
     if superseded:
+        waited = len(superseded)
         print(
-            f"LTI: {len(superseded)} scores live grading could not post were waiting; "
-            "the gradebook's are posted instead"
+            f"LTI: {waited} scores live grading could not post waited; posted from the gradebook:"
         )
+        for w in superseded:
+            print(f"  {w.score.assignment} {w.score.student}: {w.why} (since {w.since})")
     print(
         f"LTI: {len(done.posted)} scores posted, {len(done.unchanged)} unchanged since the last "
         f"run, {len(done.lineitems_made)} line items made ({', '.join(done.lineitems_made) or '-'})"
