@@ -25,7 +25,7 @@ from pathlib import Path
 
 import requests
 
-from coursekit.core.messages import _
+from coursekit.core.messages import _, ngettext
 from coursekit.exchange.collect import due_date
 from coursekit.live import attempts
 from coursekit.live.attempts import GRADED, Attempt
@@ -104,12 +104,23 @@ class Passback:
                     learner=score.student, assignment=score.assignment
                 )
             )
-        for assignment, learner, why in result.get("waiting", []):
+        waiting = result.get("waiting", [])
+        for assignment, learner, why in waiting:
+            if [assignment, learner] == [score.assignment, score.student]:
+                self.echo(
+                    _(
+                        "{learner} {assignment}: not posted to the LMS yet ({why}); tried again "
+                        "with the next score and by make export --to lti"
+                    ).format(learner=learner, assignment=assignment, why=why)
+                )
+        others = sum([a, s] != [score.assignment, score.student] for a, s, _why in waiting)
+        if others:  # a count, not a line each: an LMS down for long would flood the log
             self.echo(
-                _(
-                    "{learner} {assignment}: not posted to the LMS yet ({why}); tried again "
-                    "with the next score and by make export --to lti"
-                ).format(learner=learner, assignment=assignment, why=why)
+                ngettext(
+                    "{count} other score waits for the LMS",
+                    "{count} other scores wait for the LMS",
+                    others,
+                ).format(count=others)
             )
 
     def said(self, learner: str, assignment: str, why: str) -> None:
