@@ -14,12 +14,13 @@ In Chromium (screenshots in build/screenshots/lti/): the instructor launches fro
 LMS's course page into formgrader and releases ch3; a learner launches into her Korean
 JupyterLab, fetches and submits. The course sets `c.LiveGrading.lti_passback`: the live
 service grades the submit, and root's LTI poster posts her counted attempt's score
-(PendingManual: her written answer is not graded yet) while the LMS's gradebook is
-watched; the same score handed to the poster again posts nothing, and her own hub token
-(and none) is refused with 403. The instructor collects; `make grade`; `make export
-ARGS="--to lti"` with the LMS down is retried and reports what it could not post, then
-posts the learner who did not submit (Initialized/NotReady) and finds her score posted
-already; a second run posts nothing new.
+(PendingManual: her written answer is not graded yet), trying again while the LMS
+answers 503, as the LMS's gradebook is watched; the same score handed to the poster
+again posts nothing, and her own hub token (and none) is refused with 403. The
+instructor collects; `make grade`; `make export ARGS="--to lti"` with the LMS down is
+retried and reports what it could not post, then posts the learner who did not submit
+(Initialized/NotReady) and finds her score posted already; a second run posts nothing
+new. (What the poster keeps waiting while the LMS stays down: tests/test_lti_passback.py.)
 """
 
 from __future__ import annotations
@@ -308,12 +309,14 @@ def test_from_the_lms_to_jupyterlab_and_the_score_back(lti_class):
             )
             # Her answers, saved in the fetched notebook as her own account would.
             answer_notebook(settings, learner)
+            lms.down = 2  # the LMS answers 503 twice: the poster tries again (1 s, 2 s)
             ui.submit(a, ASSIGNMENT)
             shots(a, "learner-submitted")
 
             # Graded on submit, and her counted attempt's score posted by root's poster.
             line = POSTED_LINE.format(learner=learner, assignment=ASSIGNMENT)
             mine = wait_for_live_score(lms, settings, A, line)
+            assert "LTI: the LMS did not answer (HTTP 503); again in 1 s" in hub_log(settings)
             assert (mine["activityProgress"], mine["gradingProgress"]) == (
                 "Submitted",
                 "PendingManual",
