@@ -13,6 +13,7 @@ No wall-clock assert: every wait polls with a generous bound.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import time
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,9 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
+from coursekit.core.course import Course
 from coursekit.live import attempts
+from coursekit.live.passback import Passback
 from coursekit.live.policy import LiveGrading
 from tests.support.live_class import (
     Live,
@@ -161,6 +164,28 @@ def test_best_grades_the_attempt_with_the_most_points(counted):
 def test_a_counted_attempt_already_in_place_writes_nothing(counted):
     assert PUT.format(put=0) in counted.again.stdout
     assert counted.ledger_again == counted.ledger_after_best
+
+
+def test_the_lti_passback_sends_the_counted_attempt_only(counted):
+    """c.LiveGrading.lti_passback: of the graded attempts, the one make grade counts is the
+    one whose score goes to the LMS (coursekit/live/passback.py), by the same inbound
+    entries, records and due date."""
+    best = Course(counted.root).config  # the per-assignment "best" the class ended with
+    last = copy.deepcopy(best)
+    last.LiveGrading.per_assignment = {}
+    sent = {}
+    for rule, config in (("last", last), ("best", best)):
+        passback = Passback(counted.root, config, gradebook=None, echo=lambda _line: None,
+                            environ={})  # fmt: skip
+        sent[rule] = {
+            role: [r.entry for r in counted.records(role) if passback.counted(r)]
+            for role in ("comeback", "slipper")
+        }
+        passback.close()
+    comeback, slipper = counted.entry["comeback"], counted.entry["slipper"]
+    # comeback: wrong, right, then wrong after the due date; slipper: right, then wrong.
+    assert sent["last"] == {"comeback": [comeback[1]], "slipper": [slipper[1]]}
+    assert sent["best"] == {"comeback": [comeback[1]], "slipper": [slipper[0]]}
 
 
 # -- the rule alone --------------------------------------------------------------------

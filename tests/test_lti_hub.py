@@ -12,11 +12,15 @@ the LMS.
 
 In Chromium (screenshots in build/screenshots/lti/): the instructor launches from the
 LMS's course page into formgrader and releases ch3; a learner launches into her Korean
-JupyterLab, fetches and submits; the instructor collects; `make grade`; `make export
-ARGS="--to lti"` with the LMS down is retried and reports what it could not post, then
-posts: the LMS's gradebook holds the learner's score (PendingManual: her written answer
-is not graded yet), the learner who did not submit is Initialized/NotReady, and a
-second run posts nothing new.
+JupyterLab, fetches and submits. The course sets `c.LiveGrading.lti_passback`: the live
+service grades the submit, and root's LTI poster posts her counted attempt's score
+(PendingManual: her written answer is not graded yet), trying again while the LMS
+answers 503, as the LMS's gradebook is watched; the same score handed to the poster
+again posts nothing, and her own hub token (and none) is refused with 403. The
+instructor collects; `make grade`; `make export ARGS="--to lti"` with the LMS down is
+retried and reports what it could not post, then posts the learner who did not submit
+(Initialized/NotReady) and finds her score posted already; a second run posts nothing
+new. (What the poster keeps waiting while the LMS stays down: tests/test_lti_passback.py.)
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import jwt
@@ -38,10 +44,11 @@ import requests
 
 import solutions.ch3_multihead as reference
 from coursekit.core.course import Course
-from coursekit.hub import accounts, trial_class
+from coursekit.hub import accounts, board_service, lti_poster, trial_class
 from coursekit.hub import lti as hub_lti
 from coursekit.hub.settings import HubSettings
-from coursekit.lms import lti
+from coursekit.lms import lti, passback
+from coursekit.lms.export import lti_scores
 from tests.support import hub_pages as ui
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.hub_answers import answered_cells
@@ -65,6 +72,10 @@ B = Member("u-81c2", "남궁 서연", "seoyeon@example.ac.kr", [LEARNER], "20261
 PROFESSOR = Member("u-0001", "이 교수", "prof@example.ac.kr", [INSTRUCTOR])
 LATE = Member("u-9999", "박 지호", "jiho@example.ac.kr", [LEARNER], "2026199")  # joins later
 NOT_ON_ROSTER = "수강생 명단에 없어서"
+PASSBACK = "\nc.LiveGrading.lti_passback = True\n"
+POSTED_LINE = "{learner} {assignment}: 점수를 LMS 에 올렸습니다"
+LIVE_BOUND = 180  # seconds from the submit to her score in the LMS (the live service's
+# cluster may still be starting on a shared CI machine)
 BAD_LAUNCH = "제대로 온 요청이 아닙니다"
 OPEN_FROM_LMS = "LMS 의 강의 페이지에서 다시 여세요"
 
@@ -84,8 +95,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def lti_class():
     """The LMS with its course, and a hub class (prefix tpl-) behind LTI whose roster
-    came from the LMS; no live service (the LTI part needs none)."""
-    tool_port = free_ports(4)
+    came from the LMS, graded on submit with each counted attempt posted to the LMS."""
+    tool_port = free_ports(5)  # the hub, its API, the proxy's API, the board, the poster
     with FakeLms(free_ports(1), f"http://127.0.0.1:{tool_port}", [A, B, PROFESSOR]) as lms:
         root = tempfile.mkdtemp(prefix="coursekit-lti-test-", dir="/srv")
         config = lms.tool_config()
@@ -95,14 +106,14 @@ def lti_class():
         made = key.read_bytes()
         settings = HubSettings(
             root=root, port=tool_port, prefix=PREFIX, learners=len(learners),
-            roster=learners, lti=config, live=False,
+            roster=learners, lti=config,
         )  # fmt: skip
         log = Path(root) / "jupyterhub.log"
         with one_class_at_a_time():  # no other hub class of this machine changes the modes
             for user in everyone(settings):
                 accounts.remove_account(user)
             try:
-                with running_hub(settings, log):
+                with running_hub(settings, log, PASSBACK):
                     assert key.read_bytes() == made, "the tool's key is made once"
                     yield lms, settings
             finally:
@@ -298,8 +309,41 @@ def test_from_the_lms_to_jupyterlab_and_the_score_back(lti_class):
             )
             # Her answers, saved in the fetched notebook as her own account would.
             answer_notebook(settings, learner)
+            lms.down = 2  # the LMS answers 503 twice: the poster tries again (1 s, 2 s)
             ui.submit(a, ASSIGNMENT)
             shots(a, "learner-submitted")
+
+            # Graded on submit, and her counted attempt's score posted by root's poster.
+            line = POSTED_LINE.format(learner=learner, assignment=ASSIGNMENT)
+            mine = wait_for_live_score(lms, settings, A, line)
+            assert "LTI: the LMS did not answer (HTTP 503); again in 1 s" in hub_log(settings)
+            assert (mine["activityProgress"], mine["gradingProgress"]) == (
+                "Submitted",
+                "PendingManual",
+            )
+            assert len(lms.score_posts) == 1
+            with Course(settings.course_root).gradebook() as gb:
+                maximum = gb.find_assignment(ASSIGNMENT).max_score
+                (live,) = lti_scores(gb, [(ASSIGNMENT, maximum)], [learner])
+            assert mine["scoreGiven"] == pytest.approx(live.score) and live.score > 0
+            poster = f"{lti_poster.url(settings)}/scores"
+            # Full marks in her name, with her own hub token (her code reads it from its
+            # environment), and with none: refused, nothing posted.
+            forged = [passback.to_wire(replace(live, score=maximum))]
+            for token in (hub_token(JUPYTERHUB_USER=learner), ""):
+                headers = {"Authorization": f"token {token}"} if token else {}
+                answer = requests.post(poster, json=forged, headers=headers, timeout=30)
+                assert answer.status_code == 403, answer.text[:300]
+            assert "LTI poster: refused (user " + learner in hub_log(settings)
+            # The live service's own token: the same score again posts nothing.
+            service = hub_token(JUPYTERHUB_SERVICE_NAME=board_service.SERVICE)
+            headers = {"Authorization": f"token {service}"}
+            again = requests.post(
+                poster, json=[passback.to_wire(live)], headers=headers, timeout=120
+            )
+            assert again.status_code == 200, again.text[:300]
+            assert again.json()["unchanged"] == [[ASSIGNMENT, learner]]
+            assert len(lms.score_posts) == 1
 
             # A member the roster does not know: the plain Korean page.
             late = launch_in_browser_late(browser, lms)
@@ -322,12 +366,15 @@ def test_from_the_lms_to_jupyterlab_and_the_score_back(lti_class):
             assert down.returncode != 0 and "Error 1" in down.stderr, down.stdout + down.stderr
             assert "did not answer (HTTP 503); again in 0.1 s" in down.stdout
             assert f"{ASSIGNMENT}: line item" in down.stdout and "not posted" in down.stdout
-            assert not lms.score_posts
-            # Down for two requests: retried, and everything posted.
+            assert len(lms.score_posts) == 1  # the live one only
+            # Down for two requests: retried, and B's posted; A's is there already (the
+            # live post's ledger).
             lms.down = 2
             up = make(settings, "root", "export", f"{export} --retry-delays 0.1,0.2,0.4")
             assert up.returncode == 0, up.stdout + up.stderr
-            assert "again in" in up.stdout and "2 scores posted" in up.stdout, up.stdout
+            assert "again in" in up.stdout and "1 scores posted, 1 unchanged" in up.stdout, (
+                up.stdout
+            )
             posted = len(lms.score_posts)
             assert posted == 2
 
@@ -369,6 +416,34 @@ def test_from_the_lms_to_jupyterlab_and_the_score_back(lti_class):
             assert not leftovers, leftovers
         finally:
             browser.close()
+
+
+def wait_for_live_score(lms: FakeLms, settings: HubSettings, member: Member, line: str) -> dict:
+    """The member's score in the LMS's gradebook and the live service's line saying so,
+    within LIVE_BOUND seconds of the submit."""
+    deadline = time.monotonic() + LIVE_BOUND
+    while time.monotonic() < deadline:
+        found = [one[member.user_id] for one in lms.scores.values() if member.user_id in one]
+        if found and line in hub_log(settings):
+            return found[0]
+        time.sleep(0.5)
+    raise AssertionError(f"no live score in the LMS:\n{hub_log(settings)[-4000:]}")
+
+
+def hub_token(**wanted: str) -> str:
+    """The hub token in the environment of a process whose environment has `wanted`
+    (a learner's server: JUPYTERHUB_USER; the live service: JUPYTERHUB_SERVICE_NAME)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            raw = (proc / "environ").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        env = dict(one.split("=", 1) for one in raw.split("\0") if "=" in one)
+        if env.get("JUPYTERHUB_API_TOKEN") and all(env.get(k) == v for k, v in wanted.items()):
+            return env["JUPYTERHUB_API_TOKEN"]
+    raise AssertionError(f"no process with {wanted}")
 
 
 def launch_in_browser_late(browser, lms: FakeLms):

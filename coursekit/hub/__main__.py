@@ -22,7 +22,10 @@ whole roster is checked before any account is made.
 
 With `--lti CONFIG` (coursekit/hub/lti.py) learners and staff log in by LTI 1.3
 launches from the LMS instead of passwords; `--roster-from-lms` reads the learners
-from the LMS (Names and Role Provisioning) through the same roster checks.
+from the LMS (Names and Role Provisioning) through the same roster checks. With the
+live service too, root's LTI poster runs beside it (coursekit/hub/lti_poster.py): a
+course that sets `c.LiveGrading.lti_passback = True` gets each counted attempt's score
+in the LMS as soon as it is graded.
 """
 
 from __future__ import annotations
@@ -56,6 +59,11 @@ def print_accounts(settings: HubSettings, passwords: dict[str, str]) -> None:
             print(f"  {what:42} {url}")
     if settings.live:
         print(f"TA live board: {settings.url}/services/{board_service.SERVICE}/")
+    if settings.live and settings.lti:
+        print(
+            "LTI poster: each counted live attempt's score to the LMS when the course sets "
+            "c.LiveGrading.lti_passback = True"
+        )
     print()
 
 

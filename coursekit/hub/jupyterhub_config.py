@@ -7,8 +7,9 @@ Reads the hub's settings from $COURSEKIT_HUB_ROOT/hub.json, written by
 import os
 from pathlib import Path
 
-from coursekit.hub import board_service
+from coursekit.hub import board_service, lti_poster
 from coursekit.hub.settings import HubSettings
+from coursekit.lms import passback
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
 
@@ -76,5 +77,15 @@ c.Spawner.pre_spawn_hook = instructor_config_first
 # (coursekit/hub/board_service.py).
 c.JupyterHub.load_groups = board_service.groups(hub)
 if hub.live:
-    c.JupyterHub.services = [board_service.service(hub)]
-    c.JupyterHub.load_roles = board_service.roles(hub)
+    board = board_service.service(hub)
+    services, roles = [board], board_service.roles(hub)
+    # With `--lti`, root's LTI poster beside it: the live service posts each counted
+    # attempt through it when the course sets c.LiveGrading.lti_passback; the live
+    # service alone holds the scope it requires (coursekit/hub/lti_poster.py).
+    if hub.lti:
+        board["environment"][passback.POSTER_ENV] = lti_poster.url(hub)
+        services.append(lti_poster.service(hub))
+        roles.append(lti_poster.role(board_service.SERVICE))
+        c.JupyterHub.custom_scopes = lti_poster.custom_scopes()
+    c.JupyterHub.services = services
+    c.JupyterHub.load_roles = roles

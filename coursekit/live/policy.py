@@ -5,6 +5,7 @@
     c.LiveGrading.counted = "last"      # or "best": the attempt make grade grades
     c.LiveGrading.hint_after = 2        # failed attempts in a row per hint (coursekit.live.hints)
     c.LiveGrading.per_assignment = {"ch3_multihead": {"min_interval": 120, "counted": "best"}}
+    c.LiveGrading.lti_passback = True   # each counted attempt's score to the LMS (make hub --lti)
 
 Checked when make live and make grade start (`check_settings`): a wrong value
 stops them at once, exit status 2, with one line naming the setting.
@@ -19,6 +20,10 @@ or before the gradebook's due date, as `nbgrader collect --before-duedate`
 chooses (none before it: the last one, which nbgrader then marks late); "best"
 is the graded attempt with the most points by its record (ties: the later),
 among those on time when there are any.
+
+`lti_passback` (off by default): on a hub made with `make hub --lti`, each graded
+attempt that is now its learner's counted one has its score posted to the LMS at
+once (coursekit/live/passback.py); `make export ARGS="--to lti"` posts them all anyway.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from traitlets import Dict, Enum, Integer, TraitError, validate
+from traitlets import Bool, Dict, Enum, Integer, TraitError, validate
 from traitlets.config import Configurable
 
 from coursekit.core.messages import _
@@ -58,6 +63,11 @@ class LiveGrading(Configurable):
         2,
         min=1,
         help="Graded attempts in a row failing one function before its next hint is shown.",
+    ).tag(config=True)
+    lti_passback = Bool(
+        False,
+        help="Post each counted attempt's score to the LMS as soon as it is graded (a hub "
+        "made with make hub --lti; make export --to lti posts every score anyway).",
     ).tag(config=True)
     per_assignment = Dict(
         {},

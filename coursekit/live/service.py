@@ -43,6 +43,7 @@ from coursekit.live import attempts, hints
 from coursekit.live.attempts import ERROR, GRADED, Attempt, now
 from coursekit.live.feedback import FeedbackError, Publisher
 from coursekit.live.inbound import WRITING_POLL, Entry, Inbound, Watch, collect
+from coursekit.live.passback import Passback
 from coursekit.live.policy import Decision, LiveGrading
 
 RESCAN_SECONDS = 1.0  # the safety net's period, beside inotify's notices
@@ -100,6 +101,15 @@ class LiveService:
         self.flights: dict[object, Flight] = {}  # Dask future -> its attempt
         self.noticed: dict[str, str] = {}  # inbound name -> when first seen, while it waits
         self._hints: dict[str, dict[str, tuple[str, ...]]] = {}  # assignment -> declared hints
+        # c.LiveGrading.lti_passback: each counted attempt's score to the LMS (live/passback.py)
+        self.passback = (
+            Passback(self.root, self.config, self.gradebook, echo)
+            if self.policy.lti_passback
+            else None
+        )
+
+    def gradebook(self) -> Gradebook:
+        return Gradebook(self.session.place.db_url, self.session.place.course_id)
 
     def stop(self) -> None:
         """Stop after the attempt being finished now (from a signal handler too)."""
@@ -126,13 +136,17 @@ class LiveService:
             )
         )
         # what is still on the cluster when it stops is abandoned: no record, graded next start
-        with Watch(self.inbound.path, self.wake) as watch:
-            while not self.stopping.is_set():
-                self.wake.clear()  # before the pass: a notice during it wakes the next
-                watch.start_when_there()  # inbound is made by the first release
-                if not self.step():
-                    self.session.check_workers(len(self.flights))
-                    self.wake.wait(WRITING_POLL if self.inbound.writing else self.rescan)
+        try:
+            with Watch(self.inbound.path, self.wake) as watch:
+                while not self.stopping.is_set():
+                    self.wake.clear()  # before the pass: a notice during it wakes the next
+                    watch.start_when_there()  # inbound is made by the first release
+                    if not self.step():
+                        self.session.check_workers(len(self.flights))
+                        self.wake.wait(WRITING_POLL if self.inbound.writing else self.rescan)
+        finally:
+            if self.passback is not None:
+                self.passback.close()
 
     def step(self) -> int:
         """One pass: every attempt whose task is done finished, then the next attempts
@@ -299,6 +313,8 @@ class LiveService:
                 most=sum(c["max"] or 0 for c in attempt.cells.values()),
             )
         self.echo(line)
+        if self.passback is not None:
+            self.passback.after(attempt)  # the counted one's score to the LMS, in its own thread
 
     def hints_now(self, attempt: Attempt) -> dict[str, list[str]]:
         """The hints this graded attempt's page shows (function -> those given so far), by
@@ -327,7 +343,7 @@ class LiveService:
         failed function); the verdict record of each failed check from the autograded
         notebooks."""
         cells_of = {}
-        with Gradebook(self.session.place.db_url, self.session.place.course_id) as gb:
+        with self.gradebook() as gb:
             for notebook in gb.find_submission(assignment, learner).notebooks:
                 for grade in notebook.grades:
                     if grade.auto_score is not None:

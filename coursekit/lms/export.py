@@ -28,7 +28,9 @@ in the environment (never on the command line). Learners are named by
 
 `--to lti` posts the scores through LTI Assignment and Grade Services instead
 (coursekit.lms.lti.post_grades, with the key `make hub --lti` made): `LtiScores`
-writes them as JSON, run by the course's own account, and root posts them.
+writes them as JSON, run by the course's own account, and root posts them
+(coursekit.lms.passback.post_export: what live grading left waiting for the same
+learners and assignments is superseded by the gradebook's score).
 """
 
 from __future__ import annotations
@@ -289,23 +291,30 @@ class LtiScores(LmsExport):
         return []  # posted one by one: a learner without an LMS id is listed, not fatal
 
     def write(self, gradebook: Gradebook) -> Path:
-        from coursekit.lms.lti import Score, progress
-
         dest = Path(self.to or self.default_file)
         assignments = self.assignments_of(gradebook)
-        rows = class_rows(gradebook, [n for n, _ in assignments], [str(s) for s in self.student])
-        scores = []
-        for row in rows:
-            for name, maximum in assignments:
-                submitted = name not in row.missing
-                activity, grading = progress(submitted, name in row.ungraded)
-                scores.append(Score(name, row.student, row.lms_user_id,
-                                    row.points[name] if submitted else None, maximum,
-                                    activity, grading))  # fmt: skip
+        scores = lti_scores(gradebook, assignments, [str(s) for s in self.student])
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(json.dumps([vars(s) for s in scores], indent=1), encoding="utf-8")
         self.log.info("LTI: %d scores -> %s", len(scores), dest)
         return dest
+
+
+def lti_scores(gradebook: Gradebook, assignments: list[tuple[str, float]], students: list[str]):
+    """The coursekit.lms.lti.Score of each learner (all: `students` empty) per assignment
+    (name, maximum): the points the CSV exports count, and where grading stands. What
+    `--to lti` posts, and what the live service posts of a counted attempt."""
+    from coursekit.lms.lti import Score, progress  # pylti1p3 only where LTI is used
+
+    scores = []
+    for row in class_rows(gradebook, [n for n, _ in assignments], students):
+        for name, maximum in assignments:
+            submitted = name not in row.missing
+            activity, grading = progress(submitted, name in row.ungraded)
+            scores.append(Score(name, row.student, row.lms_user_id,
+                                row.points[name] if submitted else None, maximum,
+                                activity, grading))  # fmt: skip
+    return scores
 
 
 EXPORTERS = {"canvas": CanvasExport, "moodle": MoodleExport}
@@ -358,7 +367,7 @@ def post_to_lti(args, nbgrader_args: list[str]) -> int:
     import subprocess
 
     from coursekit.core.course import Course
-    from coursekit.lms import lti
+    from coursekit.lms import lti, passback
 
     root = Path(args.root)
     folder = args.lti_dir or Path(f"/srv/{Course(root).course_id}-hub") / "lti"
@@ -391,10 +400,17 @@ def post_to_lti(args, nbgrader_args: list[str]) -> int:
     delays = [float(d) for d in args.retry_delays.split(",") if d.strip()]
     conn = lti.connector(config, key)
     try:
-        done = lti.post_grades(conn, config, scores, folder / lti.POSTED_FILE, delays)
+        done, superseded = passback.post_export(conn, config, folder, scores, delays)
     except lti.LtiError as error:
         print(f"make export --to lti: {error}", file=sys.stderr)
         return 2
+    if superseded:
+        waited = len(superseded)
+        print(
+            f"LTI: {waited} scores live grading could not post waited; posted from the gradebook:"
+        )
+        for w in superseded:
+            print(f"  {w.score.assignment} {w.score.student}: {w.why} (since {w.since})")
     print(
         f"LTI: {len(done.posted)} scores posted, {len(done.unchanged)} unchanged since the last "
         f"run, {len(done.lineitems_made)} line items made ({', '.join(done.lineitems_made) or '-'})"
