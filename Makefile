@@ -9,6 +9,7 @@ BIN := $(VENV)/bin
 # A wheel of coursekit installs it (pyproject.toml's data-files); an editable install does
 # not (setuptools leaves data files out of it), so `make venv` copies it.
 SERVER_CONFIG := jupyter_server_config.d/coursekit.json
+START_PTH := coursekit/core/coursekit-start.pth
 # Targets that need the environment depend on `venv` ($(STAMP) is the older name for it).
 # The learners' JupyterLab extension (coursekit/learner/labextension.py), installed by make venv.
 LABEXTENSION := @coursekit/learner-panel
@@ -77,6 +78,10 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	: "Checked every run, so a venv installed before the entry existed gets it too."; \
 	cmp -s jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || \
 	  install -D -m 644 jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || exit 1; \
+	: "Every interpreter's start without jsonschema's IRI parser (the file says why)."; \
+	site="$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"; \
+	cmp -s $(START_PTH) "$$site/coursekit-start.pth" || \
+	  install -m 644 $(START_PTH) "$$site/coursekit-start.pth" || exit 1; \
 	: "The learners' JupyterLab extension, prebuilt (make labextension), likewise."; \
 	diff -rq coursekit/labextension $(VENV)/share/jupyter/labextensions/$(LABEXTENSION) \
 	  -x sources.sha256 >/dev/null 2>&1 || \

@@ -1,8 +1,9 @@
 """`make grade`'s start-up and per-notebook savings change nothing that is checked or written.
 
-- The entry module keeps jsonschema from importing the optional
-  rfc3987_syntax (a Lark parser built at import, for two string formats no
-  notebook schema uses): notebooks are still validated, bad ones still fail.
+- Every interpreter of the environment (coursekit/core/coursekit-start.pth, which
+  make venv installs) keeps jsonschema from importing the optional rfc3987_syntax
+  (a Lark parser built at import, for two string formats no notebook or Jupyter
+  event schema uses): notebooks are still validated, bad ones still fail.
 - Workers share one SQLAlchemy engine per gradebook URL (`engines.share_engines` in
   coursekit.nbgrader_internals).
 - `preprocessors.OverwriteCellsReadOnce` (coursekit.nbgrader_internals) reads a notebook's
@@ -34,8 +35,7 @@ pytestmark = [
 
 PROBE = """
 import json, sys
-import coursekit.cluster.cli  # noqa: F401 -- what `make grade` imports first
-import jsonschema, nbformat
+import jsonschema, nbformat  # first, as a stock nbgrader or Jupyter command does
 from nbformat.validator import get_validator
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 
@@ -68,7 +68,7 @@ print(json.dumps(result))
 """
 
 
-def test_make_grade_starts_without_rfc3987_syntax_and_still_validates_notebooks():
+def test_a_process_of_the_environment_starts_without_rfc3987_syntax_and_still_validates():
     notebook = next((ROOT / "source").glob("*/*.ipynb"))
     run = subprocess.run(
         [sys.executable, "-c", PROBE, str(notebook)],
@@ -83,15 +83,27 @@ def test_make_grade_starts_without_rfc3987_syntax_and_still_validates_notebooks(
     assert result["formats"] == ["email", "ipv4"]
 
 
-def test_no_notebook_schema_uses_the_formats_left_unchecked():
+def test_no_notebook_or_event_schema_uses_the_formats_left_unchecked():
+    import jupyter_events
+    import jupyter_server
+    import jupyterhub
     import nbformat
     import nbgrader.nbgraderformat
+    import yaml
 
     schemas = [
         *Path(nbformat.__file__).parent.glob("v*/*.json"),
         *Path(nbgrader.nbgraderformat.__file__).parent.glob("*.json"),
     ]
-    assert schemas
+    # what jupyter_events validates in the servers and the hub: their event schemas, and
+    # its own schemas of a schema
+    events = [
+        *Path(jupyter_server.__file__).parent.glob("event_schemas/**/*.yaml"),
+        *Path(jupyterhub.__file__).parent.glob("event-schemas/**/*.yaml"),
+        *Path(jupyter_events.__file__).parent.glob("schemas/**/*.yml"),
+        *Path(jupyter_events.__file__).parent.glob("schemas/**/*.json"),
+    ]
+    assert schemas and len(events) >= 4, events
 
     def formats(node):
         if isinstance(node, dict):
@@ -103,7 +115,9 @@ def test_no_notebook_schema_uses_the_formats_left_unchecked():
             for value in node:
                 yield from formats(value)
 
-    used = {f for path in schemas for f in formats(json.loads(path.read_text()))}
+    read = [json.loads(path.read_text()) for path in schemas]
+    read += [yaml.safe_load(path.read_text()) for path in events]
+    used = {f for schema in read for f in formats(schema)}
     assert not used & {"iri", "iri-reference"}
 
 

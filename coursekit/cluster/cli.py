@@ -23,22 +23,9 @@ itself broke for some submission (3: the cluster could not be reached).
 
 from __future__ import annotations
 
-import sys
-
-# Start-up: jsonschema (nbformat's validator imports it) imports the optional
-# rfc3987_syntax when it is installed, only to check the "iri" and
-# "iri-reference" string formats, and that import builds a Lark Earley parser:
-# 1.9 s of this process's 4.4 s start, and the forked workers gain nothing from
-# it. No schema make grade validates uses those formats (nbformat's and
-# nbgrader's notebook schemas have no "format" keyword at all), so jsonschema
-# is told the package is missing — its own fallback: the two formats go
-# unchecked, as without the package. Only this command module does this, and only
-# when jsonschema has not been imported yet (tests/test_grading_startup.py).
-if "jsonschema" not in sys.modules:
-    sys.modules.setdefault("rfc3987_syntax", None)
-
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 

@@ -54,10 +54,6 @@ class CoursePlugin(WorkerPlugin):
 
     def setup(self, worker):
         use_environment_bin()  # kernels and alembic by name, wherever `dask worker` started
-        # as coursekit.cluster.cli does (its comment says why): for a `dask worker`
-        # started by hand, which imports nbgrader, and so jsonschema, only from here
-        if "jsonschema" not in sys.modules:
-            sys.modules.setdefault("rfc3987_syntax", None)
         self.folder = Path(worker.local_directory) / self.name
         self.bundle.unpack(self.folder)
         messages.use_course(self.folder)  # wherever the worker started: the bundle's language

@@ -1,20 +1,16 @@
 """Imported first by each LocalCluster worker (the forkserver they are forked from preloads it).
 
 Dask starts LocalCluster's worker processes from a fresh interpreter, so each
-would import distributed, nbgrader, the course's grader and pandas again and,
-through jsonschema, build rfc3987_syntax's Lark parser (coursekit.cluster.cli
-explains why that import is left out). Forked from a forkserver that imported
-this module once, they start with all of it: about 4 CPU-s less per worker.
+would import distributed, nbgrader, the course's grader and pandas again.
+Forked from a forkserver that imported this module once, they start with all of
+it: about 4 CPU-s less per worker when measured, jsonschema's IRI parser included,
+which no process of the environment builds since (coursekit/core/coursekit-start.pth).
 Each worker still starts its own warm-kernel parent (coursekit.cluster.task).
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
-
-if "jsonschema" not in sys.modules:  # as coursekit.cluster.cli does, for the same reason
-    sys.modules.setdefault("rfc3987_syntax", None)
 
 import distributed  # noqa: F401
 import nbgrader.apps  # noqa: F401
