@@ -32,8 +32,6 @@ from coursekit.live.attempts import ERROR, GRADED, TOO_MANY, TOO_SOON, Attempt
 from coursekit.staff.report import clusters
 from coursekit.staff.report.data import LearnerResult, failure_of
 
-NOT_IMPLEMENTED = "NotImplementedError"  # the released stub's error: not a mistake
-
 
 class LiveBoard(Configurable):
     stuck_after = Integer(
@@ -169,7 +167,7 @@ def stubbed(result: LearnerResult) -> list[str]:
     return [
         f.function
         for f in result.failures
-        if f.function and str((f.probe or {}).get("digest", "")).endswith(NOT_IMPLEMENTED)
+        if f.function and str((f.probe or {}).get("digest", "")).endswith(hints.STUB_ERROR)
     ]
 
 
