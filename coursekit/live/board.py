@@ -134,15 +134,18 @@ def stuck_on(graded: list[Attempt], cell_functions: dict[str, str], after: int) 
     with how many of its hints the last one showed (`Attempt.hints`, coursekit.live.hints)."""
     if not graded:
         return []
-
-    def worked_on(attempt: Attempt) -> list[str]:  # a stub left as released is no one's
-        return [f for f in failing(attempt, cell_functions) if f not in hints.not_started(attempt)]
-
+    # newest first, each attempt's failed functions once; a stub left as released is no one's
+    worked_on = [
+        set(failing(attempt, cell_functions)) - hints.not_started(attempt)
+        for attempt in reversed(graded)
+    ]
     found = []
-    for function in worked_on(graded[-1]):
+    for function in failing(graded[-1], cell_functions):
+        if function not in worked_on[0]:
+            continue
         streak = 0
-        for attempt in reversed(graded):
-            if function not in worked_on(attempt):
+        for failed in worked_on:
+            if function not in failed:
                 break
             streak += 1
         if streak >= after:
