@@ -186,13 +186,18 @@ def test_a_slow_writer_delays_a_ta_save_and_the_save_lands(course):
         connection.execute("COMMIT")
         connection.close()
 
+    # Scores none of them holds now: an unchanged score writes nothing (the ORM flushes no
+    # UPDATE), and so would not wait for the writer. The test above saves whole numbers.
+    before = manual_scores(course)
+    scores = [10.5 + number for number in range(len(grades))]
+    assert all(before[grade_id] != score for grade_id, score in zip(grades, scores, strict=True))
     writer = threading.Thread(target=write_slowly)
     writer.start()
     assert held.wait(timeout=60)
     ta = TA(course)
     try:
-        for number, grade_id in enumerate(grades):
-            ta.save(grade_id, 10.0 + number)
+        for grade_id, score in zip(grades, scores, strict=True):
+            ta.save(grade_id, score)
     finally:
         writer.join()
         ta.close()
@@ -201,4 +206,4 @@ def test_a_slow_writer_delays_a_ta_save_and_the_save_lands(course):
     _, _, started, ended, _ = ta.saves[0]
     assert ended - started > HOLD / 2, "the first save did not wait for the writer"
     saved = manual_scores(course)
-    assert [saved[grade_id] for grade_id in grades] == [10.0, 11.0, 12.0]
+    assert [saved[grade_id] for grade_id in grades] == scores
