@@ -47,7 +47,7 @@ from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.server import INERT
 from tests.support import hub_pages as ui
 from tests.support.browser import CHROMIUM, FLAGS
-from tests.support.file_attacks import Listener, attack, beside, open_file
+from tests.support.file_attacks import Listener, attack, beside, open_files
 from tests.support.hub_answers import answered_cells
 from tests.support.hub_class import (
     LEARNER_LOCALE,
@@ -268,7 +268,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             diagnosis = teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first
             diagnosis.scroll_into_view_if_needed()
             shots(teacher, "instructor-reads-b-diagnosis")
-            staff_wall_on_the_hub(teacher, settings, listener, learner_b)
+            staff_wall_on_the_hub(teacher, settings, learner_b)
             ui.give_manual_points(teacher, MANUAL_CELL, "1")
             shots(teacher, "instructor-graded-b-answer")
             teacher.goto(formgrader)
@@ -327,7 +327,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     assert float(possible[column]) == sum(full.values())
 
 
-def staff_wall_on_the_hub(teacher, settings: HubSettings, listener, learner: str) -> None:
+def staff_wall_on_the_hub(teacher, settings: HubSettings, learner: str) -> None:
     """On the instructor's formgrader through the hub (/user/<instructor>/formgrader/...),
     at `learner`'s submission page: its policy, MathJax, and the files beside the notebook
     (under the names they have in autograded/) sent as downloads with the inert policy."""
@@ -350,7 +350,8 @@ def staff_wall_on_the_hub(teacher, settings: HubSettings, listener, learner: str
         sent = teacher.request.get(submission + name)
         assert sent.headers["content-security-policy"] == INERT, name
         assert sent.headers["content-disposition"] == "attachment", name
-        assert open_file(teacher, listener, submission + name) is not None, name
+    shown = open_files(teacher.context, [submission + name for name in names])
+    assert None not in shown.values(), shown  # each one a download, none a page
     teacher.goto(submission)
     teacher.wait_for_load_state("networkidle")
 

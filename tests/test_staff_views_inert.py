@@ -36,7 +36,7 @@ from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.course_sandbox import CourseSandbox
-from tests.support.file_attacks import Listener, attack, beside, open_file, payload, settle
+from tests.support.file_attacks import Listener, attack, beside, open_files, payload, settle
 from tests.support.lab_server import running_lab
 
 pytestmark = [pytest.mark.class_graded, pytest.mark.browser]
@@ -302,16 +302,14 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             )
             linked = [u for u in links if u.rsplit("/", 1)[-1] in files_beside(listener.port)]
             assert len(linked) == len(files_beside(listener.port)), links
-            for url in linked:
-                open_file(page, listener, url)
+            open_files(browser, linked)
             # ... and under the names they have in autograded/: downloads, never pages
             # (formgrader serves PNG/JPEG/GIF as images; the attacker handed in none).
             reached = beside(root / autograded)
             assert reached, "no file beside the notebook reached autograded/"
             base_file = f"{base}/formgrader/submissions/{attacker}/"
-            seen["shown_as_page"] = [
-                name for name in reached if open_file(page, listener, base_file + name) is None
-            ]
+            shown = open_files(browser, [base_file + name for name in reached])
+            seen["shown_as_page"] = [url for url, download in shown.items() if download is None]
             # The course's own formulas, typeset by the server's MathJax under the policy,
             # and an inline one in the honest learner's written answer.
             page.goto(f"{base}/formgrader/submissions/{honest}/")
@@ -327,14 +325,17 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             answer.scroll_into_view_if_needed()
             page.screenshot(path=str(root / "formgrader_math.png"))
             # The neighbours and the lists that show submissions.
-            for path in (
-                f"/formgrader/submissions/{honest}/",
-                f"/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}",
-                f"/formgrader/manage_students/{ATTACKER}/{ASSIGNMENT}",
-                f"/formgrader/manage_submissions/{ASSIGNMENT}",
-            ):
-                page.goto(base + path)
-                settle(page, listener, 1.0)
+            neighbours = open_files(
+                browser,
+                [
+                    f"{base}/formgrader/submissions/{honest}/",
+                    f"{base}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}",
+                    f"{base}/formgrader/manage_students/{ATTACKER}/{ASSIGNMENT}",
+                    f"{base}/formgrader/manage_submissions/{ASSIGNMENT}",
+                ],
+                seconds=1.0,
+            )
+            assert set(neighbours.values()) == {None}, neighbours  # pages, not downloads
             # A second visit (no cached page without its hashes): formgrader's handlers work.
             page.goto(f"{base}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK}")
             page.locator(f"a.name-shown:text-is('{ATTACKER}')").wait_for(state="attached")
@@ -344,9 +345,8 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             lab = f"{base}/lab"
             folders = [autograded, f"submitted/{ATTACKER}/{ASSIGNMENT}"]
             folders.append(f"feedback/{ATTACKER}/{ASSIGNMENT}")
-            for folder in folders:
-                for name in beside(root / folder):
-                    open_file(page, listener, f"{base}/files/{folder}/{name}", referer=lab)
+            files = [f"{base}/files/{f}/{name}" for f in folders for name in beside(root / f)]
+            open_files(browser, files, referer=lab)
             for path in (
                 f"/nbconvert/html/{autograded}/{NOTEBOOK}.ipynb?download=false",
                 f"/files/reports/{ASSIGNMENT}.html",

@@ -47,26 +47,36 @@ def beside(folder) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".ipynb")
 
 
-def open_file(page, listener, url: str, **goto) -> str | None:
-    """Goes to `url` and lets any script run: the suggested name if the browser downloads
-    it, None if it shows a page."""
+def open_files(context, urls, seconds: float = 0.5, **goto) -> dict[str, str | None]:
+    """Goes to each of `urls` in a page of its own and lets any script run: for each, the
+    suggested name if the browser downloads it, None if it shows a page.
+
+    Every page stays open until all have settled, so each one's scripts get the whole
+    settle window, as when they were opened one after the other, in a single wait."""
     from playwright.sync_api import Error
 
-    downloads = []
-
-    def downloaded(download):
-        downloads.append(download.suggested_filename)
-
-    page.on("download", downloaded)
-    try:
-        page.goto(url, **goto)
-    except Error as error:  # a download aborts the navigation, and says so
-        if "Download is starting" not in str(error) and not downloads:
-            raise
-        downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
-    settle(page, listener, 0.5)
-    page.remove_listener("download", downloaded)
-    return downloads[0] if downloads else None
+    opened = []
+    for url in urls:
+        page = context.new_page()
+        downloads: list[str] = []
+        page.on(
+            "download", lambda download, into=downloads: into.append(download.suggested_filename)
+        )
+        try:
+            page.goto(url, **goto)
+        except Error as error:  # a download aborts the navigation, and says so
+            if "Download is starting" not in str(error) and not downloads:
+                raise
+            downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
+        opened.append((url, page, downloads))
+    for _, page, _ in opened:
+        with contextlib.suppress(Exception):  # judged all the same, as settle does
+            page.wait_for_load_state("networkidle", timeout=15_000)
+    time.sleep(seconds)
+    shown = {url: downloads[0] if downloads else None for url, _, downloads in opened}
+    for _, page, _ in opened:
+        page.close()
+    return shown
 
 
 def payload(port: int, where: str) -> str:
