@@ -285,7 +285,7 @@ class GradingSession:
                 False,
                 result.seconds,
                 result.attempts,
-                [_("The course bundle this was graded with is not this run's")],
+                [_("The grading bundle this was graded with is not this run's")],
             )
         if not result.ok:
             return result

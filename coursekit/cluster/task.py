@@ -214,5 +214,5 @@ def grade_on_worker(submission: Submission, name: str, extra_args: list[str]) ->
 
     plugin = get_worker().plugins.get(name)
     if plugin is None:
-        raise RuntimeError(_("This worker has no course bundle {name}").format(name=name))
+        raise RuntimeError(_("This worker has no grading bundle {name}").format(name=name))
     return plugin.grade(submission, list(extra_args))
