@@ -431,12 +431,13 @@ def test_the_live_workshop_on_the_hub(hub):
     and reads in the panel when the next graded attempt can be → stock Fetch Feedback
     still brings the first one's Korean diagnosis and the second one's note (kept,
     graded again from …) → the board shows A failing split_heads with the
-    misconception, without a reload → A submits the same mistake after the interval:
-    the board shows A stuck → A types the fix: full automatic marks in the panel with
-    every attempt listed, and on the page, and the board shows A passing, not stuck →
-    learner B's login gets 403 on the board, and B's panel lists B's own attempt only →
-    `make grade` grades the counted attempts (A's last, B's): A's gradebook has every
-    point of the auto-graded cells."""
+    misconception, without a reload → while A waits out the interval, learner B's login
+    gets 403 on the board and B submits with the button → A submits the same mistake
+    after the interval: the board shows A stuck → A types the fix: full automatic marks
+    in the panel with every attempt listed, and on the page, and the board shows A
+    passing, not stuck; B's panel still lists B's own attempt only → `make grade` grades
+    the counted attempts (A's last, B's): A's gradebook has every point of the
+    auto-graded cells."""
     from playwright.sync_api import sync_playwright
 
     settings, passwords = hub
@@ -538,6 +539,27 @@ def test_the_live_workshop_on_the_hub(hub):
             assert learner_a in split_row.inner_text(), split_row.inner_text()
             shots(board, "ta-board-a-failing", full_page=True)
 
+            # While A waits out the interval: a learner's login gets 403 on the board and
+            # sees none of it.
+            b = ui.log_in(browser, base, learner_b, passwords[learner_b], LEARNER_LOCALE)
+            response = b.goto(f"{base}{BOARD}")
+            assert response.status == 403, response.status
+            assert learner_a not in b.locator("body").inner_text()
+            shots(b, "learner-b-board-403")
+
+            # B submits ch4 as released with the button: B's panel lists B's one attempt
+            # (and, read again once A has four, none of A's).
+            b.goto(f"{base}/user/{learner_b}/lab")
+            b.locator("#jp-main-dock-panel").wait_for()
+            ui.menu(b, "File", "application:close-all")
+            b.locator(".jp-NotebookPanel").wait_for(state="detached")
+            ui.fetch_and_open(b, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            press_submit(b, 0)
+            b_panel = b.locator(PANEL)
+            assert b.locator(f"{PANEL} .ck-attempt").count() == 1
+            assert b.locator(f"{PANEL} .ck-last .ck-function").count() > 0
+            panel_shots(b, "learner-b-panel-own-attempt")
+
             # After the interval, the same mistake again: graded, and A is stuck.
             after_interval(first)
             ui.show_tab(a, f"{LIVE_NOTEBOOK}.ipynb")
@@ -598,27 +620,10 @@ def test_the_live_workshop_on_the_hub(hub):
             assert len(clean) == 1, texts  # the fixed attempt's page: nothing to diagnose
             shots(a, "learner-a-reads-full-marks")
 
-            # A learner's login gets 403 on the board and sees none of it.
-            b = ui.log_in(browser, base, learner_b, passwords[learner_b], LEARNER_LOCALE)
-            response = b.goto(f"{base}{BOARD}")
-            assert response.status == 403, response.status
-            assert learner_a not in b.locator("body").inner_text()
-            shots(b, "learner-b-board-403")
-
-            # B submits ch4 as released with the button: B's panel lists B's one attempt,
-            # none of A's four.
-            b.goto(f"{base}/user/{learner_b}/lab")
-            b.locator("#jp-main-dock-panel").wait_for()
-            ui.menu(b, "File", "application:close-all")
-            b.locator(".jp-NotebookPanel").wait_for(state="detached")
-            ui.fetch_and_open(b, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
-            press_submit(b, 0)
-            b_panel = b.locator(PANEL)
-            assert b.locator(f"{PANEL} .ck-attempt").count() == 1
-            assert b.locator(f"{PANEL} .ck-last .ck-function").count() > 0
+            # B's panel, read again: still B's one attempt, none of A's four.
             b_text = b_panel.inner_text()
+            assert b.locator(f"{PANEL} .ck-attempt").count() == 1
             assert not [t for t in a_times if t in b_text], (a_times, b_text)
-            panel_shots(b, "learner-b-panel-own-attempt")
         finally:
             browser.close()
 
