@@ -70,8 +70,7 @@ def open_files(context, urls, seconds: float = 0.5, **goto) -> dict[str, str | N
             downloads.append(url.rsplit("/", 1)[-1])  # the event may come later
         opened.append((url, page, downloads))
     for _, page, _ in opened:
-        with contextlib.suppress(Exception):  # judged all the same, as settle does
-            page.wait_for_load_state("networkidle", timeout=15_000)
+        loaded(page)
     time.sleep(seconds)
     shown = {url: downloads[0] if downloads else None for url, _, downloads in opened}
     for _, page, _ in opened:
@@ -105,7 +104,12 @@ def payload(port: int, where: str) -> str:
 
 def settle(page, listener, seconds: float = 2.0) -> None:
     """Let a page's scripts (if any ran) reach the listener."""
-    # A page still loading something is judged all the same.
+    loaded(page)
+    time.sleep(seconds)
+
+
+def loaded(page) -> None:
+    """Until the page's network is idle; a page still loading something is judged all
+    the same."""
     with contextlib.suppress(Exception):
         page.wait_for_load_state("networkidle", timeout=15_000)
-    time.sleep(seconds)
