@@ -140,13 +140,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="lti_poster", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--lti-dir", type=Path, required=True)
-    parser.add_argument("--retry-delays", default="1,2,4,8", help="seconds between tries")
+    parser.add_argument(
+        "--retry-delays", type=lti.retry_delays, default=lti.RETRY_DELAYS,
+        help="seconds between tries (default 1,2,4,8)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)1.1s %(asctime)s lti-poster] %(message)s"
     )
-    delays = [float(d) for d in args.retry_delays.split(",") if d.strip()]
-    asyncio.run(serve(args.port, Poster(args.lti_dir, delays)))
+    asyncio.run(serve(args.port, Poster(args.lti_dir, list(args.retry_delays))))
     return 0
 
 

@@ -397,7 +397,7 @@ def post_to_lti(args, nbgrader_args: list[str]) -> int:
         sys.stderr.write(result.stderr)
         return result.returncode
     scores = [lti.Score(**one) for one in json.loads(out.read_text(encoding="utf-8"))]
-    delays = [float(d) for d in args.retry_delays.split(",") if d.strip()]
+    delays = list(lti.retry_delays(args.retry_delays))
     conn = lti.connector(config, key)
     try:
         done, superseded = passback.post_export(conn, config, folder, scores, delays)

@@ -296,6 +296,11 @@ def _describe(error: Exception) -> str:
 RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0)
 
 
+def retry_delays(text: str) -> tuple[float, ...]:
+    """A `--retry-delays` value ("1,2,4,8"): the seconds between tries."""
+    return tuple(float(d) for d in text.split(",") if d.strip())
+
+
 def members(conn: ServiceConnector, config: LtiConfig, delays=RETRY_DELAYS) -> list[dict]:
     if not config.memberships_url:
         raise LtiError("LTI config: no memberships_url (the LMS's Names and Role service)")
