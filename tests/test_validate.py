@@ -7,8 +7,10 @@ never returns. Each notebook is validated as a learner validates it: in a
 folder of their own, with the course's Validate configuration
 (`coursekit.learner.validation.configure`) and no gradebook, through nbgrader's
 Validator as the Validate button calls it. The same notebooks are graded by
-`make grade` in a scratch copy of the course. Both use a 5 s cell time limit
-so that the learner who never returns costs little.
+`make grade` in a scratch copy of the course. Both use a cell time limit of
+TIMEOUT seconds; the learner who never returns waits in a sleep, so each of the
+cells that call it costs the time limit but no core (the time limit on a loop
+that spins, or ignores the interrupt: tests/test_sandbox.py, test_cell_runner.py).
 """
 
 from __future__ import annotations
@@ -72,9 +74,11 @@ def mha_param_count(d_model, h):
 """
 NEVER_RETURNS = """\
 def mha_param_count(d_model, h):
-    total = 0
-    while True:
-        total += 4 * d_model * d_model
+    import time
+
+    total = 4 * d_model * d_model
+    while True:  # waits for a total that is already there
+        time.sleep(0.05)
 """
 CASES = {
     "reference": {},
