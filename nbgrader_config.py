@@ -26,7 +26,6 @@ from nbgrader.preprocessors import (
 from coursekit.autograde.execute import SandboxedExecute
 from coursekit.autograde.roles import RestoreCells
 from coursekit.autograde.shapes import BoundedNotebookExporter
-from coursekit.core.gradebook_wal import sqlite_url
 from coursekit.exchange import configure as configure_safe_exchange
 from coursekit.exchange.bound import bound_autograded, bound_submitted
 from coursekit.exchange.zip_collect import (
@@ -37,6 +36,7 @@ from coursekit.learner.feedback import FeedbackSummary
 from coursekit.learner.feedback_link import configure as configure_feedback_link
 from coursekit.learner.tracebacks import SanitizeHiddenTracebacks
 from coursekit.learner.validation import configure as configure_validate
+from coursekit.nbgrader_internals.new_gradebook import gradebook_url
 from coursekit.staff.inert import InertLearnerContent
 
 c = get_config()  # noqa: F821 -- injected by traitlets when it loads this file
@@ -56,9 +56,10 @@ c.CourseKit.timezone = "Asia/Seoul"
 # never drops it: WAL mode, so a reader (a staff page, the TA report) never blocks a
 # writer (a TA's save in formgrader, make grade, make live), and a writer waits up to
 # 120 s for another one (`?timeout=120&plugin=coursekit.wal`), in every process given
-# this URL (coursekit/core/gradebook_wal.py).
+# this URL (coursekit/core/gradebook_wal.py); a new one is stamped with nbgrader's schema
+# version in-process (`&plugin=coursekit.stamp`, coursekit/nbgrader_internals).
 c.CourseDirectory.db_url = os.environ.get(
-    "COURSE_GRADEBOOK_URL", sqlite_url(os.path.join(COURSE_ROOT, "gradebook.db"))
+    "COURSE_GRADEBOOK_URL", gradebook_url(os.path.join(COURSE_ROOT, "gradebook.db"))
 )
 
 # A course-local exchange: release, fetch, submit and collect work on one

@@ -120,7 +120,7 @@ def database(course: CourseHarness) -> Path:
 
 
 def test_the_course_gradebook_is_in_wal_mode_from_its_first_stock_command(course):
-    assert course.db_url.endswith("?timeout=120&plugin=coursekit.wal")
+    assert course.db_url.endswith("?timeout=120&plugin=coursekit.wal&plugin=coursekit.stamp")
     with sqlite3.connect(database(course)) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 

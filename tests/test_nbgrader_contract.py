@@ -11,13 +11,16 @@ gradebook.py, task.py, worker.py and simulate/instructor.py).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import nbgrader.api
 import pytest
 from nbgrader.api import Base, Gradebook
-from sqlalchemy import Column, ForeignKey, Integer, MetaData, String, Table
+from sqlalchemy import Column, ForeignKey, Integer, MetaData, String, Table, create_engine
 
-from coursekit.nbgrader_internals import contract
+from coursekit.nbgrader_internals import contract, new_gradebook
+from coursekit.nbgrader_internals.new_gradebook import gradebook_url
 
 
 def test_the_installed_nbgrader_has_all_the_door_relies_on():
@@ -169,3 +172,46 @@ def test_the_scan_sees_an_internal_outside_the_door():
     text = "with warnings.catch_warnings():\n    warnings.simplefilter('ignore', SAWarning)\n"
     assert internals_used(text) == ["SAWarning"]
     assert internals_used("session = gb.db = CommitAtEnd(gb.db)") == [".db = "]
+
+
+def tables_and_version(path: Path) -> tuple[list[tuple], list[tuple]]:
+    with sqlite3.connect(path) as connection:
+        schema = connection.execute(
+            "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+        return schema, connection.execute("SELECT * FROM alembic_version").fetchall()
+
+
+def test_a_new_course_gradebook_is_stamped_in_process_as_nbgrader_stamps_it(tmp_path, monkeypatch):
+    """The course's URL (`gradebook_url`): the same tables and version as nbgrader's own
+    `alembic heads` gives a plain URL, and no alembic process."""
+    plain = tmp_path / "plain.db"
+    with Gradebook(f"sqlite:///{plain}", "course"):
+        pass
+    heads = nbgrader.api.get_alembic_version()
+
+    def no_process() -> str:
+        raise AssertionError("nbgrader ran `alembic heads` for a course gradebook")
+
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", no_process)
+    course = tmp_path / "course.db"
+    with Gradebook(gradebook_url(course), "course"):
+        pass
+    assert new_gradebook.schema_version() == heads
+    assert tables_and_version(course) == tables_and_version(plain)
+    assert tables_and_version(course)[1] == [(heads,)]
+
+
+def test_a_database_with_a_table_is_left_as_it_is(tmp_path):
+    """Only a database without tables is stamped: an older gradebook keeps its version
+    (for `nbgrader db upgrade`), and a database of something else gets none."""
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+    engine = create_engine(gradebook_url(path))
+    with engine.connect():
+        pass
+    engine.dispose()
+    with sqlite3.connect(path) as connection:
+        names = connection.execute("SELECT name FROM sqlite_master").fetchall()
+    assert names == [("notes",)]

@@ -7,7 +7,8 @@ reader never blocks a writer (nor a writer a reader); writers still take turns,
 and the URL's `timeout` says how long one waits for another.
 
 The course names both where it names its gradebook, `c.CourseDirectory.db_url`
-in nbgrader_config.py, with `sqlite_url(path)`:
+in nbgrader_config.py, with `sqlite_url(path)` (extended by
+`nbgrader_internals.new_gradebook.gradebook_url`, the course's URL):
 
     sqlite:////course/gradebook.db?timeout=120&plugin=coursekit.wal
 
