@@ -242,13 +242,13 @@ def test_the_payload_is_live_outside_the_staff_views(staff_class, tmp_path):
         try:
             page = browser.new_page()
             page.goto(page_file.as_uri())
-            settle(page, listener)
+            settle(page)
             # The files beside the notebook, opened from disk, run their script too.
             for name, content in files_beside(listener.port).items():
                 (tmp_path / name).write_bytes(content)
                 if name in ("notes.html", "diagram.svg", "page.xhtml"):
                     page.goto((tmp_path / name).as_uri())
-                    settle(page, listener, 1.0)
+                    settle(page, 1.0)
         finally:
             browser.close()
     fired = listener.hits[before:]
@@ -281,7 +281,7 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
 
             # Manual Grading: the attacker's submission, as the instructor opens it.
             page.goto(f"{base}/formgrader/submissions/{attacker}/")
-            settle(page, listener)
+            settle(page)
             page.locator("input#why_256_answer").wait_for(state="visible")
             seen["formgrader"] = page.inner_text("body")
             seen["formgrader_table"] = visible(page, "table.dataframe")
@@ -355,23 +355,23 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
                 # As JupyterLab opens them (Jupyter refuses /files/ without a referer).
                 response = page.goto(base + path, referer=f"{base}/lab")
                 assert response.status == 200, (path, response.status)
-                settle(page, listener, 1.0)
+                settle(page, 1.0)
             seen["feedback_files"] = page.inner_text("body")
             # In JupyterLab: its HTML viewer shows the feedback page in a frame.
             page.goto(f"{base}/lab/tree/feedback/{ATTACKER}/{ASSIGNMENT}/{NOTEBOOK}.html")
             viewer = page.frame_locator("iframe").first
             viewer.locator("#course-summary").wait_for(state="visible", timeout=120_000)
             seen["feedback_lab"] = viewer.locator("body").inner_text()
-            settle(page, listener)
+            settle(page)
             # From disk: the feedback page and the TA report.
             page.goto(feedback.as_uri())
-            settle(page, listener)
+            settle(page)
             seen["feedback"] = page.inner_text("body")
             seen["feedback_table"] = visible(page, "table.dataframe")
             seen["feedback_heatmap"] = heatmap_drawn(page)
             page.screenshot(path=str(root / "feedback.png"), full_page=False)
             page.goto(report.as_uri())
-            settle(page, listener)
+            settle(page)
             seen["report"] = page.inner_text("body")
         finally:
             browser.close()

@@ -102,7 +102,7 @@ def payload(port: int, where: str) -> str:
     )
 
 
-def settle(page, listener, seconds: float = 2.0) -> None:
+def settle(page, seconds: float = 2.0) -> None:
     """Let a page's scripts (if any ran) reach the listener."""
     loaded(page)
     time.sleep(seconds)
