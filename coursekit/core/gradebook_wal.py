@@ -58,15 +58,24 @@ def set_wal(dbapi_connection, connection_record) -> None:
         dbapi_connection.execute("PRAGMA journal_mode=WAL").close()
 
 
-class WalPlugin(CreateEnginePlugin):
-    """`?plugin=coursekit.wal`: an SQLite engine's connections in WAL mode."""
+class SqliteConnectPlugin(CreateEnginePlugin):
+    """An engine plugin named in a gradebook's URL that runs `on_connect(dbapi_connection,
+    connection_record)` on each new connection of an SQLite engine (other engines: nothing)."""
+
+    on_connect = None  # a subclass's function, as staticmethod(...)
 
     def update_url(self, url):
         return url  # it takes no argument of its own from the URL
 
     def engine_created(self, engine) -> None:
         if engine.dialect.name == "sqlite":
-            event.listen(engine, "connect", set_wal)
+            event.listen(engine, "connect", self.on_connect)
+
+
+class WalPlugin(SqliteConnectPlugin):
+    """`?plugin=coursekit.wal`: an SQLite engine's connections in WAL mode."""
+
+    on_connect = staticmethod(set_wal)
 
 
 plugins.register(NAME, __name__, "WalPlugin")

@@ -24,11 +24,9 @@ import importlib.util
 import os
 import sqlite3
 
-from sqlalchemy import event
 from sqlalchemy.dialects import plugins
-from sqlalchemy.engine import CreateEnginePlugin
 
-from coursekit.core.gradebook_wal import sqlite_url
+from coursekit.core.gradebook_wal import SqliteConnectPlugin, sqlite_url
 
 NAME = "coursekit.stamp"  # the plugin's name in a URL: ?plugin=coursekit.stamp
 
@@ -44,7 +42,8 @@ def schema_version() -> str:
     """The head of the installed nbgrader's migrations: what `alembic heads` prints."""
     from alembic.script import ScriptDirectory
 
-    # Found, not imported: nbgrader's package imports its server extensions (1 CPU-s).
+    # Found, not imported: importing nbgrader's package costs 1 CPU-s (its __init__ pulls in
+    # its apps, exchange and server extensions), and opening a gradebook does not need it.
     (package,) = importlib.util.find_spec("nbgrader").submodule_search_locations
     return ScriptDirectory(os.path.join(package, "alembic")).get_current_head()
 
@@ -73,15 +72,10 @@ def stamp_if_new(dbapi_connection: sqlite3.Connection, connection_record) -> Non
         dbapi_connection.isolation_level = isolation
 
 
-class StampPlugin(CreateEnginePlugin):
+class StampPlugin(SqliteConnectPlugin):
     """`?plugin=coursekit.stamp`: a new SQLite gradebook stamped on its first connection."""
 
-    def update_url(self, url):
-        return url  # it takes no argument of its own from the URL
-
-    def engine_created(self, engine) -> None:
-        if engine.dialect.name == "sqlite":
-            event.listen(engine, "connect", stamp_if_new)
+    on_connect = staticmethod(stamp_if_new)
 
 
 plugins.register(NAME, __name__, "StampPlugin")
