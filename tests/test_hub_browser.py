@@ -490,11 +490,10 @@ def test_the_live_workshop_on_the_hub(hub):
 
             # Learner A: a split_heads mistake, submitted with the panel's button, then
             # again inside the interval.
-            a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE)
-            # A's JupyterLab reopens ch3's notebook (its saved workspace): A closes it.
-            ui.menu(a, "File", "application:close-all")
-            a.locator(".jp-NotebookPanel").wait_for(state="detached")
+            # A's saved workspace would reopen ch3's notebook: A starts from a clean one.
+            a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE, True)
             ui.fetch_and_open(a, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            assert a.locator(".jp-NotebookPanel").count() == 1  # ch4's, and no other
             for name, text in typed_wrong.items():
                 ui.replace_cell_text(a, f"def {name}(", text)
             press_submit(a, 0)  # the button saves the notebook itself
@@ -549,11 +548,9 @@ def test_the_live_workshop_on_the_hub(hub):
 
             # B submits ch4 as released with the button: B's panel lists B's one attempt
             # (and, read again once A has four, none of A's).
-            b.goto(f"{base}/user/{learner_b}/lab")
-            b.locator("#jp-main-dock-panel").wait_for()
-            ui.menu(b, "File", "application:close-all")
-            b.locator(".jp-NotebookPanel").wait_for(state="detached")
+            ui.open_clean_lab(b, base, learner_b)
             ui.fetch_and_open(b, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
+            assert b.locator(".jp-NotebookPanel").count() == 1
             press_submit(b, 0)
             b_panel = b.locator(PANEL)
             assert b.locator(f"{PANEL} .ck-attempt").count() == 1

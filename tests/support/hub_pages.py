@@ -92,9 +92,22 @@ def log_in_to_service(browser, base: str, path: str, user: str, password: str) -
     return page
 
 
-def log_in(browser, base: str, user: str, password: str, locale: str | None = None) -> Page:
+def open_clean_lab(page: Page, base: str, user: str) -> None:
+    """JupyterLab with a clean workspace (`lab?reset`): no document the account's last
+    session left open. (Closing them instead races the workspace's restore: a notebook
+    restored after the click stays open.)"""
+    page.goto(f"{base}/user/{user}/lab?reset")
+    # JupyterLab clears the workspace, then takes `?reset` out of the address.
+    page.wait_for_url(re.compile(r".*/user/[^/]+/lab$"), timeout=LONG)
+    page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
+
+
+def log_in(
+    browser, base: str, user: str, password: str, locale: str | None = None, clean: bool = False
+) -> Page:
     """A browser context of its own (its own cookies), logged in, JupyterLab loaded.
-    `locale`: the language this account's JupyterLab is set up to speak."""
+    `locale`: the language this account's JupyterLab is set up to speak; `clean`: then
+    `open_clean_lab`."""
     page = new_page(browser)
     _LABELS[id(page)] = Labels(locale)
     errors = _CONSOLE.setdefault(id(page), [])
@@ -103,6 +116,8 @@ def log_in(browser, base: str, user: str, password: str, locale: str | None = No
     submit_login(page, user, password)
     page.wait_for_url(re.compile(r".*/user/[^/]+/lab.*"), timeout=LONG)
     page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
+    if clean:
+        open_clean_lab(page, base, user)
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=LONG)
     return page
 
