@@ -115,9 +115,9 @@ def log_in(
     page.goto(f"{base}/hub/login")
     submit_login(page, user, password)
     page.wait_for_url(re.compile(r".*/user/[^/]+/lab.*"), timeout=LONG)
-    page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
-    if clean:
+    if clean:  # at once: the lab the login opened need not finish loading
         open_clean_lab(page, base, user)
+    page.locator("#jp-main-dock-panel").wait_for(timeout=LONG)
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for(timeout=LONG)
     return page
 
