@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from coursekit.checks.core import NOT_IMPLEMENTED
 from coursekit.checks.verdict import MISMATCH, RAISED, Verdict
 from coursekit.hub.board_service import SERVICE
 from coursekit.live import attempts, board, board_server
@@ -152,6 +153,7 @@ def test_a_fix_moves_a_stuck_learner_to_passing():
 
 def test_misconceptions_and_unknown_mistakes_with_their_learners():
     known = {"split_heads": {"key": "reshape_without_transpose"}}
+    stub = {"key": NOT_IMPLEMENTED.key}
     records = [
         attempt("ann", 0, fails=["split_heads"], **known),
         attempt("bob", 0, fails=["split_heads"], **known),
@@ -159,6 +161,8 @@ def test_misconceptions_and_unknown_mistakes_with_their_learners():
         attempt("dee", 0, fails=["softmax"], softmax={"digest": "same"}),
         attempt("eve", 0, fails=["softmax"], softmax={"digest": "other"}),
         attempt("fay", 0, fails=["softmax"], softmax={"error": "NotImplementedError"}),
+        # a stub left as released, as the grader records it: named not_implemented
+        attempt("gus", 0, fails=["softmax"], softmax={"error": "NotImplementedError", **stub}),
     ]
     b = the_board(records)
     (seen,) = b.misconceptions

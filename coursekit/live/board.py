@@ -11,7 +11,8 @@ source notebook (`staff.report.overview.cell_functions`), passed in by the calle
   failed the same function (`c.LiveBoard.stuck_after = 3` in nbgrader_config.py),
   and which of the function's hints they have seen (coursekit.live.hints); a
   function still as released is not one they are stuck on (`hints.not_started`);
-- misconceptions seen on the last graded attempts, with their learners;
+- misconceptions seen on the last graded attempts, with their learners (a function still
+  as released is none: `staff.report.data.is_misconception`);
 - unknown mistakes: learners whose function gave the same wrong output on the
   probe and whose check named no misconception (the TA report's grouping rule,
   `staff.report.clusters.grouped`);
@@ -30,7 +31,7 @@ from coursekit.core.messages import _
 from coursekit.live import hints
 from coursekit.live.attempts import ERROR, GRADED, TOO_MANY, TOO_SOON, Attempt
 from coursekit.staff.report import clusters
-from coursekit.staff.report.data import LearnerResult, failure_of
+from coursekit.staff.report.data import LearnerResult, failure_of, is_misconception
 
 
 class LiveBoard(Configurable):
@@ -178,7 +179,7 @@ def misconceptions(results: list[LearnerResult]) -> list[Seen]:
     seen: dict[tuple[str, str], Seen] = {}
     for result in results:
         for failure in result.failures:
-            if failure.key and failure.function:
+            if failure.function and is_misconception(failure.key):
                 item = seen.setdefault(
                     (failure.function, failure.key),
                     Seen(failure.function, failure.key, failure.key_title, []),

@@ -10,12 +10,9 @@ from coursekit.core import templating
 from coursekit.core.messages import N_, _, ngettext
 from coursekit.learner.diagnosis import display_width
 from coursekit.staff.report.clusters import Cluster
-from coursekit.staff.report.data import AssignmentData
+from coursekit.staff.report.data import AssignmentData, is_misconception
 from coursekit.staff.report.overview import Overview
 from coursekit.staff.report.summary import Summary
-
-# A function still as released is shown once as not implemented, not as a misconception.
-NOT_IMPLEMENTED_KEY = "not_implemented"
 
 # A cell's status in the CSV (translated as it is written), and a cluster no catalog entry names.
 WRONG = N_("wrong")
@@ -68,7 +65,7 @@ def cluster_ids(clusters: list[Cluster]) -> dict[tuple[str, str], str]:
 
 
 def misconceptions(summary: Summary) -> list[tuple[str, str, int]]:
-    return [m for m in summary.misconceptions if m[0] != NOT_IMPLEMENTED_KEY]
+    return [m for m in summary.misconceptions if is_misconception(m[0])]
 
 
 def unimplemented_cells(view: Overview, student: str) -> set[str]:
