@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from catalog import catalogs
+from coursekit.checks.core import NOT_IMPLEMENTED
 from coursekit.core.course import contract_functions
 from coursekit.core.environment import venv_environment
 from coursekit.learner import feedback
@@ -80,6 +81,8 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
         if handed.cell_type == "markdown" and handed.metadata.get("nbgrader", {}).get("solution"):
             handed.source = released.source
     sandbox.submit("blank_answer", ASSIGNMENT, blank)
+    # Another hands in the whole notebook as released: every function still a stub.
+    sandbox.submit("as_released", ASSIGNMENT, submissions.fill(release, source, blank=True))
     sandbox.autograde(ASSIGNMENT)
     sandbox.run("generate_feedback", ASSIGNMENT)
 
@@ -132,3 +135,15 @@ def test_feedback_shows_the_diagnosis_but_no_hidden_test_or_reference(tmp_path):
     assert "TA 가 채점했습니다" not in row and "채점 전" not in row, row
     (answer,) = feedback.read_attempt(blank_html)["answers"]
     assert (answer["state"], answer["score"]) == ("left_blank", 0.0), answer
+
+    # A stub is said to be one once per function: no misconception line repeats it.
+    (stub_page,) = (tmp_path / "feedback" / "as_released" / ASSIGNMENT).glob("*.html")
+    stub_html = stub_page.read_text(encoding="utf-8")
+    start = stub_html.index('<div class="course-summary"')
+    stub_summary = stub_html[start : stub_html.index(f'id="{feedback.ATTEMPT_ID}"', start)]
+    rows = feedback.read_attempt(stub_html)["functions"]
+    assert [row["name"] for row in rows] == contract_functions(ASSIGNMENT)
+    for row in rows:
+        assert row["score"] < row["max"] and "NotImplementedError" in row["message"], row
+        assert row["misconception"] is None, row
+    assert f"[{NOT_IMPLEMENTED.key}]" not in stub_summary

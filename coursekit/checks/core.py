@@ -477,6 +477,13 @@ NOT_IMPLEMENTED = Misconception(
 )
 
 
+def is_misconception(key: str | None) -> bool:
+    """Whether a verdict's misconception is shown to people as one (the feedback summary and
+    the panel, the TA report, the live board): a function still as released is shown once
+    as not implemented, not again as a misconception."""
+    return bool(key) and key != NOT_IMPLEMENTED.key
+
+
 # ---------------------------------------------------------------- running
 
 

@@ -38,6 +38,7 @@ import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from coursekit.checks.core import is_misconception
 from coursekit.checks.verdict import Verdict
 from coursekit.core import cells, templating
 from coursekit.core.messages import _
@@ -148,7 +149,9 @@ class FunctionRow:
         return f"{_points(self.score)} / {_points(self.out_of)}"
 
     def data(self) -> dict:
-        verdict, mistake = self.verdict, self.verdict and self.verdict.misconception
+        verdict = self.verdict
+        named = verdict is not None and is_misconception(verdict.key)
+        mistake = verdict.misconception if named else None
         return {
             "name": self.name,
             "score": self.score,
@@ -212,8 +215,10 @@ def function_rows(nb) -> list[FunctionRow]:
             drawn = (pictures.read(v.picture) for v in verdicts if v.picture is not None)
             row.picture = next((p for p in drawn if p is not None), None)
             # The visible test fails first but says less: the misconception a hidden
-            # check named for this function goes under it.
-            extra = next((line for v in verdicts if (line := misconception_line(v))), "")
+            # check named for this function goes under it (none for a stub left as
+            # released: the message already says so).
+            named = (v for v in verdicts if is_misconception(v.key))
+            extra = next((line for v in named if (line := misconception_line(v))), "")
             if extra != row.message:
                 row.misconception = extra
         rows.append(row)

@@ -12,7 +12,7 @@ source notebook (`staff.report.overview.cell_functions`), passed in by the calle
   and which of the function's hints they have seen (coursekit.live.hints); a
   function still as released is not one they are stuck on (`hints.not_started`);
 - misconceptions seen on the last graded attempts, with their learners (a function still
-  as released is none: `staff.report.data.is_misconception`);
+  as released is none: `checks.core.is_misconception`);
 - unknown mistakes: learners whose function gave the same wrong output on the
   probe and whose check named no misconception (the TA report's grouping rule,
   `staff.report.clusters.grouped`);
@@ -27,11 +27,12 @@ from dataclasses import asdict, dataclass, field
 from traitlets import Integer
 from traitlets.config import Configurable
 
+from coursekit.checks.core import is_misconception
 from coursekit.core.messages import _
 from coursekit.live import hints
 from coursekit.live.attempts import ERROR, GRADED, TOO_MANY, TOO_SOON, Attempt
 from coursekit.staff.report import clusters
-from coursekit.staff.report.data import LearnerResult, failure_of, is_misconception
+from coursekit.staff.report.data import LearnerResult, failure_of
 
 
 class LiveBoard(Configurable):

@@ -12,19 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coursekit.checks.core import NOT_IMPLEMENTED
 from coursekit.checks.verdict import Verdict, describe_case_record
 from coursekit.core import cells, incidents
 from coursekit.core.course import Course
 from coursekit.core.messages import _
 from coursekit.exchange import record
 from coursekit.exchange.collect import SafeExchangeCollect
-
-
-def is_misconception(key: str | None) -> bool:
-    """Whether a verdict's misconception is shown as one (the report, the live board): a
-    function still as released is shown once as not implemented, not as a misconception."""
-    return bool(key) and key != NOT_IMPLEMENTED.key
 
 
 @dataclass

@@ -6,11 +6,12 @@ import csv
 import re
 from pathlib import Path
 
+from coursekit.checks.core import is_misconception
 from coursekit.core import templating
 from coursekit.core.messages import N_, _, ngettext
 from coursekit.learner.diagnosis import display_width
 from coursekit.staff.report.clusters import Cluster
-from coursekit.staff.report.data import AssignmentData, is_misconception
+from coursekit.staff.report.data import AssignmentData
 from coursekit.staff.report.overview import Overview
 from coursekit.staff.report.summary import Summary
 
