@@ -98,8 +98,9 @@ def stored_verdict(cell) -> Verdict | None:
 
 
 def misconception_line(verdict: Verdict | None) -> str:
-    """'Likely mistake [key]: ...', or "" when the verdict names none."""
-    if verdict is None or verdict.misconception is None:
+    """'Likely mistake [key]: ...', or "" when the verdict names none (or names a stub left
+    as released: the row's message already says so)."""
+    if verdict is None or verdict.misconception is None or not is_misconception(verdict.key):
         return ""
     return _("Likely mistake [{key}]: {title}").format(
         key=verdict.key, title=verdict.misconception["title"]
@@ -215,10 +216,8 @@ def function_rows(nb) -> list[FunctionRow]:
             drawn = (pictures.read(v.picture) for v in verdicts if v.picture is not None)
             row.picture = next((p for p in drawn if p is not None), None)
             # The visible test fails first but says less: the misconception a hidden
-            # check named for this function goes under it (none for a stub left as
-            # released: the message already says so).
-            named = (v for v in verdicts if is_misconception(v.key))
-            extra = next((line for v in named if (line := misconception_line(v))), "")
+            # check named for this function goes under it.
+            extra = next((line for v in verdicts if (line := misconception_line(v))), "")
             if extra != row.message:
                 row.misconception = extra
         rows.append(row)
