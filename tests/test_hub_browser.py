@@ -491,7 +491,9 @@ def test_the_live_workshop_on_the_hub(hub):
             # Learner A: a split_heads mistake, submitted with the panel's button, then
             # again inside the interval.
             # A's saved workspace would reopen ch3's notebook: A starts from a clean one.
-            a = ui.log_in(browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE, True)
+            a = ui.log_in(
+                browser, base, learner_a, passwords[learner_a], LEARNER_LOCALE, clean=True
+            )
             ui.fetch_and_open(a, LIVE_ASSIGNMENT, LIVE_NOTEBOOK)
             assert a.locator(".jp-NotebookPanel").count() == 1  # ch4's, and no other
             for name, text in typed_wrong.items():
