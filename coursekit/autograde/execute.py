@@ -11,7 +11,9 @@ region stripped, so hidden tests never enter the sandbox), the grader runs
 the whole cell in its own namespace and calls the learner's functions across
 the bridge. A test cell keeps its points only if the trusted run passes (and,
 for what the learner could see, the kernel's run too); the trusted run's
-message and prints are written into the cell's outputs.
+message and prints are written into the cell's outputs. A test cell the
+kernel had to interrupt at its time limit is not run again by the grader:
+it scores 0 either way, with a CallTimeLimit incident.
 
 It also survives hostile submissions, as stock Execute does not:
 - caps per kernel (memory, CPU, processes, file size, scratch space) come
@@ -227,7 +229,10 @@ class SandboxedExecute(LeanCells, Execute):
         if self._stopped:
             return cell, resources
         if is_test:
-            self._judge(cell, hidden=visible != source)
+            if self._cell_timed_out is not None:
+                self._record_time_out(cell, self._cell_timed_out)
+            else:
+                self._judge(cell, hidden=visible != source)
             self._record_memory_limit(cell)  # the hidden checks' calls ran in the sandbox too
         elif cells.is_trusted_setup(cell, self._setup_sources):
             self._trusted.run_setup(source)
@@ -235,6 +240,7 @@ class SandboxedExecute(LeanCells, Execute):
 
     def _run_in_kernel(self, cell, resources, index):
         self._cell_output, self._flooded = 0, False
+        self._cell_timed_out: int | None = None  # the limit it went past, once interrupted
         if self._memory_before is None:  # the first look; each later one counts from the last
             self._memory_before = self._memory_events()
         try:
@@ -261,7 +267,24 @@ class SandboxedExecute(LeanCells, Execute):
             self._stop(_("Past the notebook's whole time limit: this cell was not run (0 points)."))
         return cell, resources
 
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self._cell_timed_out = timeout  # the ipykernel runner's time-out: nbclient interrupts
+        return await super()._async_handle_timeout(timeout, cell)
+
     # ------------------------------------------------------------ trusted verdicts
+
+    def _record_time_out(self, cell, timeout: int) -> None:
+        """A test cell interrupted at its time limit in the kernel scores 0 whatever the
+        grader's own run would say, so that run (the same calls under the same limit, which
+        would wait the limit out again) is not made; the time-out is the recorded reason."""
+        incidents.add(
+            cell,
+            incidents.CALL_TIME_LIMIT,
+            _(
+                "This check did not finish within the time limit ({budget} s) and was "
+                "stopped. Look for an endless loop or code that is too slow."
+            ).format(budget=timeout),
+        )
 
     def _judge(self, cell, hidden: bool) -> None:
         """Run the whole test cell on the grader's side and record its verdict in the cell."""

@@ -160,6 +160,7 @@ class LeanCells:
                     "Timeout waiting for the cell runner", timeout, cell
                 )
             self.log.error("Timeout waiting for execute reply (%is); interrupting", timeout)
+            self._cell_timed_out = timeout
             self.kc.interrupt()
             interrupted = True
             deadline = time.monotonic() + self.iopub_timeout

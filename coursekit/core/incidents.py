@@ -51,7 +51,7 @@ KINDS: dict[str, Kind] = {
         Kind("OutputLimitExceeded", "the cell printed more than its output limit"),
         Kind("MemoryLimitExceeded", "the sandbox's memory cgroup met its cap in this cell"),
         Kind("TrustedCheckFailed", "the kernel passed a test cell the grader's own run failed"),
-        Kind("CallTimeLimit", "a hidden check's call of learner code ran out of time"),
+        Kind("CallTimeLimit", "a test cell's calls of learner code ran out of time"),
         Kind("BridgeBroken", "the kernel broke the protocol with the grader"),
         Kind("InvalidNotebook", "the submitted file is no notebook: every test cell 0"),
         Kind("NotebookShapeLimit", "part of the notebook was cut to its bounds (autograde.shapes)"),
