@@ -157,12 +157,13 @@ bubblewrap:  ## install Debian's bubblewrap and libseccomp2 when missing (needs 
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    --no-install-recommends bubblewrap libseccomp2; }
 
-# The formgrader browser test drives Debian's chromium (Playwright cannot download
-# a browser here); fonts-nanum lets it render Korean.
-chromium:  ## install Debian's chromium and a Korean font when missing (needs root)
-	@test -x /usr/bin/chromium && fc-list :lang=ko | grep -q . || { \
+# The browser tests drive Debian's Chromium headless shell (Playwright cannot download
+# a browser here; tests/support/browser.py says why this build); fonts-nanum lets it
+# render Korean.
+chromium:  ## install Debian's Chromium headless shell and a Korean font when missing (needs root)
+	@test -x /usr/bin/chromium-headless-shell && fc-list :lang=ko | grep -q . || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	    --no-install-recommends chromium fonts-nanum; }
+	    --no-install-recommends chromium-headless-shell fonts-nanum; }
 
 grade: venv bubblewrap  ## grade every collected submission on Dask (a LocalCluster here; ARGS="--help")
 	$(BIN)/coursekit grade $(ARGS)

@@ -46,7 +46,7 @@ from coursekit.lms import roster
 from coursekit.simulate.harness import CourseHarness
 from coursekit.staff.server import INERT
 from tests.support import hub_pages as ui
-from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.browser import CHROMIUM, FLAGS, MISSING, show_line
 from tests.support.file_attacks import Listener, attack, beside, open_files
 from tests.support.hub_answers import answered_cells
 from tests.support.hub_class import (
@@ -161,7 +161,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
     from playwright.sync_api import sync_playwright
 
     settings, passwords = hub
-    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    assert CHROMIUM.exists(), MISSING
     shutil.rmtree(SHOTS, ignore_errors=True)
     shots = ui.Shots(SHOTS)
     instructor, (learner_a, learner_b) = settings.instructor, settings.learner_names
@@ -265,8 +265,7 @@ def test_a_class_on_the_hub_through_the_pages(hub):
             assert "KST" in teacher.inner_text("#main-table")  # formgrader in Asia/Seoul too
             make_grade(settings)
             ui.open_submission(teacher, formgrader, ASSIGNMENT, NOTEBOOK, NAME_B)
-            diagnosis = teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first
-            diagnosis.scroll_into_view_if_needed()
+            show_line(teacher.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first)
             shots(teacher, "instructor-reads-b-diagnosis")
             staff_wall_on_the_hub(teacher, settings, learner_b)
             ui.give_manual_points(teacher, MANUAL_CELL, "1")
@@ -522,7 +521,7 @@ def test_the_live_workshop_on_the_hub(hub):
             shots(a, "learner-a-two-submits-fetched")
             # The rows are oldest first: the graded submit's page, then the held one's note.
             page = ui.open_feedback(a, 0, LIVE_ASSIGNMENT)
-            page.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first.scroll_into_view_if_needed()
+            show_line(page.get_by_text(f"짐작되는 실수 [{MISTAKE}]").first)
             shots(a, "learner-a-reads-live-diagnosis")
             html = page.locator("html").inner_html()
             for secret in ("BEGIN HIDDEN TESTS", "hidden_checks", "grader_tests", "solutions"):

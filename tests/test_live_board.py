@@ -27,12 +27,11 @@ from coursekit.checks.verdict import MISMATCH, RAISED, Verdict
 from coursekit.hub.board_service import SERVICE
 from coursekit.live import attempts, board, board_server
 from coursekit.live.attempts import GRADED, TOO_MANY, TOO_SOON, Attempt
+from tests.support.browser import CHROMIUM, FLAGS, MISSING
 
 pytestmark = [pytest.mark.xdist_group("live_board"), pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 SHOTS = REPO / "build" / "screenshots" / "live_board"
 ASSIGNMENT = "ch3_multihead"
 # grade id -> function, as the source notebook says (two functions, two cells each)
@@ -287,7 +286,7 @@ def wait_for_text(page, text: str, seconds: float = 10.0) -> None:
 def test_the_board_in_chromium_updates_without_a_reload(served):
     from playwright.sync_api import sync_playwright
 
-    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    assert CHROMIUM.exists(), MISSING
     root, thread = served
     shutil.rmtree(SHOTS, ignore_errors=True)
     SHOTS.mkdir(parents=True)

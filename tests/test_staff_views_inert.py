@@ -34,7 +34,7 @@ from nbconvert import HTMLExporter
 
 from coursekit.core.environment import venv_environment
 from coursekit.simulate import submissions
-from tests.support.browser import CHROMIUM, FLAGS
+from tests.support.browser import CHROMIUM, FLAGS, MISSING, show_line
 from tests.support.course_sandbox import CourseSandbox
 from tests.support.file_attacks import Listener, attack, beside, open_files, payload, settle
 from tests.support.lab_server import running_lab
@@ -261,7 +261,7 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
     from playwright.sync_api import sync_playwright
 
     course, listener, base, token = staff_class
-    assert CHROMIUM.exists(), "no /usr/bin/chromium: `make chromium` installs it"
+    assert CHROMIUM.exists(), MISSING
     root = course.root
     before = grades(course)
     attacker, honest = submission_id(course, ATTACKER), submission_id(course, HONEST)
@@ -286,7 +286,7 @@ def test_no_learner_script_runs_in_formgrader_feedback_or_the_report(staff_class
             seen["formgrader"] = page.inner_text("body")
             seen["formgrader_table"] = visible(page, "table.dataframe")
             seen["formgrader_heatmap"] = heatmap_drawn(page)
-            page.locator(f"text={DIAGNOSIS}").first.scroll_into_view_if_needed()
+            show_line(page.locator(f"text={DIAGNOSIS}").first)
             page.screenshot(path=str(root / "formgrader.png"))
             page.locator("table.dataframe").first.scroll_into_view_if_needed()
             page.screenshot(path=str(root / "formgrader_outputs.png"))

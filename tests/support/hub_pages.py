@@ -289,6 +289,12 @@ def open_submission(page: Page, fg: str, assignment: str, notebook: str, shown: 
     href = link.get_attribute("href")
     page.goto(href if href.startswith("http") else fg.split("/user/")[0] + href)
     page.wait_for_load_state("networkidle")  # formgrader's scripts have bound the inputs
+    # Once MathJax has started, formgrader focuses its first score box and scrolls there
+    # (a 500 ms animation): a scroll made before that is undone.
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.loaded === true && !jQuery('html, body').is(':animated')",
+        timeout=60_000,
+    )
 
 
 def give_manual_points(page: Page, cell_id: str, points: str) -> None:
