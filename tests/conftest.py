@@ -1,4 +1,4 @@
-"""Session fixtures shared by several test modules, how the two workers share the work, and
+"""Session fixtures shared by several test modules, how the workers share the work, and
 what a CI run may not skip.
 
 The markers are declared in pyproject.toml ([tool.pytest.ini_options]) and set by each
@@ -21,7 +21,7 @@ from tests.support.demo_class import DemoRun, shared_demo_run
 # or one ungrouped test's module. `make test` runs pytest-xdist with --dist loadgroup
 # --no-loadscope-reorder: a worker that runs low takes the next unit in collection order,
 # so the units are put in order of this file, longest first (longest-processing-time-first),
-# and both workers finish together. `make durations` (pytest --record-durations) writes it.
+# and the workers finish together. `make durations` (pytest --record-durations) writes it.
 DURATIONS = Path(__file__).with_name("durations.json")
 # A skip of a test with one of these markers means the machine lacks what it checks; CI
 # has all of them (root, cgroups, bubblewrap, chromium, PostgreSQL, SLURM), so there a
