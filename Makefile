@@ -98,7 +98,7 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 # pytest-xdist on 3 workers, one work unit (an xdist_group: one graded class) per worker at
 # a time, longest first by tests/durations.json (tests/conftest.py orders them). Three on
 # this project's two cores: a unit that waits (a hub, a time limit, nbgrader's sleeps) leaves
-# its core to the others (docs/performance.md, 2026-12-08).
+# its core to the others (docs/performance.md, 2026-12-07).
 PYTEST_XDIST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder
 
 test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite

@@ -92,6 +92,7 @@ class DiskWatch:
         self.trees, self.pid = list(trees), None
         self.before = self._used()
         self.most = 0
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -103,7 +104,11 @@ class DiskWatch:
         return total
 
     def _sample(self) -> None:
-        self.most = max(self.most, self._used() - self.before)
+        # Measured first, then compared under the lock: a sample that read `most` before a
+        # slow walk would otherwise write back an older, smaller maximum over a newer one.
+        grown = self._used() - self.before
+        with self._lock:
+            self.most = max(self.most, grown)
 
     def _watch(self) -> None:
         while not self._stop.wait(0.2):
