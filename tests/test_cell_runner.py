@@ -20,6 +20,7 @@ from coursekit.autograde.execute import SandboxedExecute
 from coursekit.core import cells, incidents
 from coursekit.sandbox import runner_client, warm
 from coursekit.sandbox.runner_client import Dropped, RunnerBrokenError, RunnerClient
+from tests.support.authored_notebooks import nbgrader_cell, python_notebook
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -170,36 +171,26 @@ def test_an_interrupted_cell_and_a_loop_ignoring_it(launch, tmp_path):
     assert recorded(cells[4]) == [incidents.NOT_RUN] and not enames(cells[4])[1:]
 
 
-def graded_test_cell(source: str, grade_id: str):
-    cell = new_code_cell(source)
-    cell.metadata.nbgrader = {
-        "grade": True, "solution": False, "locked": True, "points": 1, "grade_id": grade_id,
-        "schema_version": 3,
-    }  # fmt: skip
-    return cell
-
-
 @pytest.mark.parametrize("runner", ["lean", "ipykernel"])
 def test_a_test_cell_stopped_at_its_time_limit_is_not_run_again_by_the_grader(
     launch, runner, tmp_path, monkeypatch
 ):
     """Its points are 0 whatever the grader's own run says; that run would wait the limit out
     a second time. The time-out is its recorded reason; the next test cell is judged."""
-    judged = []
-    judge = SandboxedExecute._judge
-    monkeypatch.setattr(
-        SandboxedExecute,
-        "_judge",
-        lambda self, cell, hidden: [judged.append(cell), judge(self, cell, hidden)],
-    )
-    notebook = new_notebook(
-        cells=[
+    judged, judge = [], SandboxedExecute._judge
+
+    def counted_judge(self, cell, hidden):
+        judged.append(cell)
+        return judge(self, cell, hidden)
+
+    monkeypatch.setattr(SandboxedExecute, "_judge", counted_judge)
+    notebook = python_notebook(
+        [
             new_code_cell("import time\ndef answer():\n    while True:\n        time.sleep(0.01)"),
-            graded_test_cell("answer()", "loops"),
-            graded_test_cell("assert 1 + 1 == 2", "after"),
+            nbgrader_cell("test", "answer()", "loops", points=1),
+            nbgrader_cell("test", "assert 1 + 1 == 2", "after", points=1),
         ]
     )
-    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3"}
     execute = SandboxedExecute(cell_runner=runner, warm_kernels=launch == "warm", timeout=2)
     execute.preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
     _, loops, after = notebook.cells
