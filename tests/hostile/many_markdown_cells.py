@@ -15,7 +15,14 @@ COUNT = 100_000
 
 
 def tamper(nb, folder):
-    notes = [nbformat.v4.new_markdown_cell(f"메모 {i}") for i in range(COUNT)]
+    # The cells new_markdown_cell makes, without its schema check of each (10 CPU-s for
+    # 100 000): nbformat.write checks the whole notebook once.
+    notes = [
+        nbformat.from_dict(
+            {"id": f"note-{i}", "cell_type": "markdown", "metadata": {}, "source": f"메모 {i}"}
+        )
+        for i in range(COUNT)
+    ]
     first_test = next(i for i, cell in enumerate(nb.cells) if cells.is_test(cell))
     nb.cells[first_test:first_test] = notes[: COUNT // 2]
     nb.cells += notes[COUNT // 2 :]
