@@ -62,6 +62,7 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "new_uuid",
         "MissingEntry",
         "Gradebook",
+        "get_alembic_version",  # new_gradebook.answer_schema_version_in_process
     ),
     "nbgrader.utils": ("parse_utc",),  # rows.insert_new_submission
     # driver, cluster.gradebook, preprocessors, task.grant_extension
