@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import html
 import json
@@ -122,12 +123,17 @@ class DiskWatch:
 
 
 def tree_size(top: Path) -> int:
-    """Bytes on disk of every file under `top` (links not followed)."""
-    total = 0
-    for folder, _, files in os.walk(top):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    """Bytes on disk of every file under `top` (links not followed). By scandir's entries,
+    not os.walk's names joined into paths again: a quarter less CPU, five times a second."""
+    total, folders = 0, [top]
+    while folders:
+        with contextlib.suppress(OSError), os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
     return total
 
 
@@ -579,9 +585,22 @@ def lines_of(text: str) -> set[str]:
     return {line.strip() for line in text.splitlines()}
 
 
+@functools.cache
+def course_secrets(root: Path) -> tuple[frozenset[str], str]:
+    """The lines of the course's grader_tests/ and solutions/, and the text of the release
+    notebook every learner was given: read once for all learners."""
+    course = CourseSandbox.existing(root)
+    found = set()
+    for folder in SECRET_FOLDERS:
+        for path in (root / folder).glob("*.py"):
+            found |= lines_of(path.read_text(encoding="utf-8"))
+    return frozenset(found), notebook_text(course.release_notebook(ASSIGNMENT))
+
+
 def secret_lines(graded: Graded, name: str) -> set[str]:
     """Distinctive lines of grader_tests/ and solutions/ that `name` was never given."""
-    given = [notebook_text(graded.sandbox.release_notebook(ASSIGNMENT))]
+    found, released = course_secrets(graded.sandbox.root)
+    given = [released]
     submitted = graded.sandbox.root / "submitted" / name / ASSIGNMENT
     with contextlib.suppress(Exception):  # the invalid notebook has nothing to give
         # read as the grader reads it: a JSON too deep for nbformat is graded all the same
@@ -589,10 +608,6 @@ def secret_lines(graded: Graded, name: str) -> set[str]:
             nb = shapes.Shaper(64, 10**6, 10**6).notebook(shapes.load(stream, 2**31))
         given.append(notebook_text(nb))
     given_text = "\n".join(given)
-    found = set()
-    for folder in SECRET_FOLDERS:
-        for path in (graded.sandbox.root / folder).glob("*.py"):
-            found |= lines_of(path.read_text(encoding="utf-8"))
     # A line that occurs anywhere in what the learner has (a table of the
     # release notebook that quotes `output = concat @ W_O`) is no secret.
     return {line for line in found if len(line) >= MIN_SECRET_LINE and line not in given_text}
