@@ -11,6 +11,7 @@ reference multi_head_attention calls the entry's split_heads, as in a kernel.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -30,6 +31,7 @@ def source_notebook(assignment: str) -> Path:
     return path
 
 
+@functools.cache  # read once a session: hundreds of namespaces are built from it
 def setup_code(assignment: str) -> str:
     """The source of the notebook's locked setup cells (grade_id starting with seed_setup)."""
     nb = nbformat.read(source_notebook(assignment), as_version=4)
