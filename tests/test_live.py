@@ -121,8 +121,9 @@ def stuck_on_split_heads(c: Live) -> None:
         c.submit("stuck", c.wrong)
     fourth = c.start()
     wait_for("records of the stuck learner's attempts", lambda: handled(c, ("stuck",)), fourth, c)
-    Instructor(c.root).generate_feedback(ASSIGNMENT)  # make grade's feedback, for everyone
     learner = c.accounts["stuck"]
+    # make grade's feedback step, for the learner whose page is read
+    Instructor(c.root).generate_feedback(ASSIGNMENT, learner)
     batch = c.root / "feedback" / learner / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     c.batch_page = batch.read_text(encoding="utf-8")
     c.submit("stuck", c.reference)

@@ -55,8 +55,10 @@ class Instructor:
     def autograde(self, assignment: str, student: str) -> None:
         self._check(f"autograde {student}", self.api.autograde(assignment, student, force=True))
 
-    def generate_feedback(self, assignment: str) -> None:
-        self._check("generate_feedback", self.api.generate_feedback(assignment, force=True))
+    def generate_feedback(self, assignment: str, student: str | None = None) -> None:
+        """Feedback pages of every learner, or of `student` alone."""
+        made = self.api.generate_feedback(assignment, student_id=student, force=True)
+        self._check("generate_feedback", made)
 
     def release_feedback(self, assignment: str) -> None:
         self._check("release_feedback", self.api.release_feedback(assignment))
