@@ -84,7 +84,10 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	: "The checkout's own modules compiled (only what changed since): where"; \
 	: "PYTHONDONTWRITEBYTECODE is set, as on this project's machines, every process would"; \
 	: "compile them again (0.26 CPU-s of each make grade run's start)."; \
-	$(BIN)/python -m compileall -q coursekit catalog solutions grader_tests tests bench >/dev/null || exit 1; \
+	: "(By the checkout's owner: another account, the hub's instructor, runs it as it is.)"; \
+	if [ -w coursekit ]; then \
+	  $(BIN)/python -m compileall -q coursekit catalog solutions grader_tests tests bench \
+	    >/dev/null || exit 1; fi; \
 	: "Checked every run, so a venv installed before the entry existed gets it too."; \
 	cmp -s jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || \
 	  install -D -m 644 jupyter-config/$(SERVER_CONFIG) $(VENV)/etc/jupyter/$(SERVER_CONFIG) || exit 1; \
