@@ -9,6 +9,7 @@ checked for every catalog mistake in tests/test_autograde.py.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 
 import numpy as np
@@ -24,6 +25,7 @@ from tests.support.notebook_namespace import notebook_namespace
 MISTAKES = all_entries("mistake")
 
 
+@functools.cache  # both tests below read each entry's failures: its checks run once
 def failed_checks(entry):
     """(grade_id, CheckFailedError) for each hidden check this entry fails, run in-process."""
     checks = checks_of(entry.assignment)
