@@ -90,7 +90,8 @@ def hub_class(work: Path) -> Iterator[tuple]:
     """A running hub with one learner and the live service; yields (settings, passwords)."""
     from coursekit.hub import accounts, trial_class
     from coursekit.hub.settings import HubSettings
-    from tests.support.hub_class import everyone, free_ports, one_class_at_a_time, running_hub
+    from tests.support.hub_class import everyone, one_class_at_a_time, running_hub
+    from tests.support.ports import free_ports
 
     root = tempfile.mkdtemp(prefix="coursekit-bench-hub-", dir="/srv")
     settings = HubSettings(root=root, port=free_ports(4), prefix="tpp-", learners=1)

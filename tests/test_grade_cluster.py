@@ -33,6 +33,7 @@ from coursekit.core.incidents import WORKER_LOST
 from coursekit.simulate import submissions
 from tests.support.cluster_class import build_class, ledger, stock_graded_class
 from tests.support.course_sandbox import CourseSandbox
+from tests.support.ports import free_port
 
 pytestmark = [
     pytest.mark.xdist_group("grade_cluster"),
@@ -172,14 +173,6 @@ def test_a_changed_submission_is_graded_again(tmp_path):
 
 
 # ---------------------------------------------------------------- a TLS cluster by hand
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def tls_flags(folder: Path) -> list[str]:

@@ -52,7 +52,7 @@ from coursekit.lms.export import lti_scores
 from tests.support import hub_pages as ui
 from tests.support.browser import CHROMIUM, FLAGS
 from tests.support.hub_answers import answered_cells
-from tests.support.hub_class import everyone, free_ports, one_class_at_a_time, running_hub
+from tests.support.hub_class import everyone, one_class_at_a_time, running_hub
 from tests.support.lti_platform import (
     INSTRUCTOR,
     LEARNER,
@@ -61,6 +61,7 @@ from tests.support.lti_platform import (
     Member,
     new_key,
 )
+from tests.support.ports import free_ports
 
 REPO = Path(__file__).resolve().parent.parent
 SHOTS = REPO / "build" / "screenshots" / "lti"

@@ -17,8 +17,8 @@ from coursekit.hub import lti as hub_lti
 from coursekit.hub.settings import HubSettings
 from coursekit.lms import lti, passback
 from coursekit.lms.lti import Score
-from tests.support.hub_class import free_ports
 from tests.support.lti_platform import LEARNER, FakeLms, Member
+from tests.support.ports import free_ports
 
 A = Member("u-1", "김 민준", "minjun@example.ac.kr", [LEARNER], "2026101")
 B = Member("u-2", "남궁 서연", "seoyeon@example.ac.kr", [LEARNER], "2026102")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -25,24 +24,6 @@ LIVE_ASSIGNMENT, LIVE_NOTEBOOK = "ch4_cross_attention", "cross_attention"
 # learner is p50 <= 2 s, p95 <= 4 s (make bench ARGS=--live measures it); one press on a
 # shared CI machine with a hub, a board and two labs running gets this much room.
 PANEL_BOUND = 20
-
-
-def free_ports(count: int) -> int:
-    """A port p with p .. p+count-1 free on loopback (hub, its API, the proxy's API)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + count > 65535:
-            continue
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return first
-    raise RuntimeError("no free ports")
 
 
 # One hub class on this machine at a time: a class opens folders on the way to the

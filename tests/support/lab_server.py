@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -14,12 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from coursekit.core.environment import venv_environment
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.support.ports import free_port
 
 
 @contextlib.contextmanager

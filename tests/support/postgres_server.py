@@ -11,11 +11,12 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.support.ports import free_port
 
 
 def pg_bin() -> Path | None:
@@ -39,12 +40,6 @@ def install() -> Path:
     if found is None:
         raise RuntimeError("apt-get installed postgresql but no pg_ctl was found")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def as_postgres(*command: str) -> list[str]:

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]  # the Makefile's folder
 COMMANDS = ("munged", "mungekey", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scancel")
 PARTITION = "grading"
@@ -85,12 +87,6 @@ def install() -> None:
     missing = [c for c in COMMANDS if not shutil.which(c)]
     if done.returncode != 0 or missing:
         pytest.skip(f"SLURM could not be installed (make slurm): {done.stderr.strip()[-500:]}")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def slurm_conf(folder: Path, node: str, cpus: int, munge_socket: Path) -> str:
