@@ -127,8 +127,8 @@ class Shaper:
         nb.nbformat_minor = minor if isinstance(minor, int) and 0 <= minor <= 5 else 5
         kept = self._bounded_cells(data["cells"])
         built = [c for c in (self._cell(raw, nb.nbformat_minor) for raw in kept) if c]
-        # The schema checked once for all the cells; a cell at a time, with repairs, only when
-        # that fails: cells that pass together pass one by one (a twelfth of the cost).
+        # The schema checked once for all the cells, not once per cell; a cell at a time, with
+        # repairs, only when that fails: cells that pass together pass one by one.
         if not _valid_cells(built, nb.nbformat_minor):
             built = [c for c in (self._valid(c, nb.nbformat_minor) for c in built) if c]
         nb.cells = built

@@ -13,7 +13,8 @@ relies on nbgrader's tables, engines and preprocessor order. They live here, and
 - `preprocessors`: CheckCellMetadata, OverwriteCells and SaveAutoGrades without their
   repeated work, and `use_in`, which puts them in Autograde's preprocessor lists;
 - `new_gradebook`: the SQLAlchemy plugin that stamps a new SQLite gradebook with nbgrader's
-  schema version in-process (nbgrader would run `alembic heads` as a process);
+  schema version in-process (nbgrader would run `alembic heads` as a process), and the same
+  answer given to nbgrader's own lookup where a gradebook has nbgrader's default URL;
 - `quiet`: the SQLAlchemy warning nbgrader's `add_submission` causes, silenced here only;
 - `contract`: what all of the above relies on, declared once as data, and the check of it
   against the installed nbgrader (tests/test_nbgrader_contract.py): an nbgrader upgrade
