@@ -102,11 +102,13 @@ venv:  ## create .venv with the pinned versions (remade when the interpreter cha
 	echo "make: $(VENV) runs $$want"
 
 
-# pytest-xdist on 3 workers, one work unit (an xdist_group: one graded class) per worker at
-# a time, longest first by tests/durations.json (tests/conftest.py orders them). Three on
-# this project's two cores: a unit that waits (a hub, a time limit, nbgrader's sleeps) leaves
-# its core to the others (docs/performance.md, 2026-12-07).
-PYTEST_XDIST := $(BIN)/python -m pytest -n 3 --dist loadgroup --no-loadscope-reorder
+# pytest-xdist on two workers more than cores, one work unit (an xdist_group: one graded
+# class) per worker at a time, longest first by tests/durations.json (tests/conftest.py
+# orders them). A unit that waits (a hub, a time limit, nbgrader's sleeps) leaves its core to
+# the others: on two cores, 4 workers beat 3 and 3 beat 2 (docs/performance.md, 2026-12-07
+# and 2026-12-08).
+XDIST_WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
+PYTEST_XDIST := $(BIN)/python -m pytest -n $(XDIST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test: venv lint bubblewrap chromium postgresql slurm  ## lint, then the whole test suite
 	@# The 25 slowest steps are printed at the end: where a cut of the suite's time starts.
