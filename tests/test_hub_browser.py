@@ -55,11 +55,11 @@ from tests.support.hub_class import (
     LIVE_NOTEBOOK,
     PANEL,
     everyone,
-    free_ports,
     one_class_at_a_time,
     press_submit,
     running_hub,
 )
+from tests.support.ports import free_ports
 
 REPO = Path(__file__).resolve().parent.parent
 SHOTS = REPO / "build" / "screenshots" / "hub"
